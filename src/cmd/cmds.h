@@ -1,0 +1,7 @@
+/* cmds: the subcommands' entry points, one per file in src/cmd/. */
+#ifndef MYRIAD_CMDS_H
+#define MYRIAD_CMDS_H
+
+int cmd_walk(int argc, char **argv);
+
+#endif

@@ -1,0 +1,177 @@
+/* job: common options, state and exit codes for every long command (see job.h). */
+#include "cmd/job.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "state/ser.h"
+#include "util/signals.h"
+#include "util/util.h"
+
+const char job_options_help[] =
+    "      --json FILE          write a JSON summary to FILE (- for standard output)\n"
+    "      --errors FILE        write one JSON line per failed entry to FILE\n"
+    "      --state DIR          keep the checkpoint in DIR (default: under /var/lib/myriad for root,\n"
+    "                           else $XDG_STATE_HOME/myriad, keyed by command and operands)\n"
+    "      --no-state           keep no checkpoint (the run cannot be resumed)\n"
+    "      --checkpoint-interval SECONDS  seconds between snapshots (default 5)\n"
+    "      --progress SECONDS   status line interval on stderr (default: 1 on a terminal, else 60;\n"
+    "                           0: none)\n"
+    "      --help               show this help\n";
+
+void job_opts_init(struct job_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->progress_s = -1;
+	o->checkpoint_s = 5;
+}
+
+int usage_error(const char *fmt, ...)
+{
+	char buf[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\nTry '%s --help' for more information.\n", prog_name, buf, prog_name);
+	return EXIT_USAGE;
+}
+
+static bool parse_seconds(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || v < 0 || v > 1e9)
+		return false;
+	*out = v;
+	return true;
+}
+
+int job_opt(struct job_opts *o, int c, const char *arg)
+{
+	uint64_t v;
+	switch (c) {
+	case OPT_JSON: o->json = arg; return 1;
+	case OPT_ERRORS: o->errors = arg; return 1;
+	case OPT_STATE: o->state = arg; return 1;
+	case OPT_NO_STATE: o->no_state = true; return 1;
+	case OPT_PROGRESS:
+		if (!parse_seconds(arg, &o->progress_s))
+			return usage_error("--progress: '%s' is not a number of seconds", arg), -1;
+		return 1;
+	case OPT_CHECKPOINT:
+		if (!parse_seconds(arg, &o->checkpoint_s) || o->checkpoint_s < 0.01)
+			return usage_error("--checkpoint-interval: '%s' is not a number of seconds (at least 0.01)", arg), -1;
+		return 1;
+	case 'j':
+		if (!parse_count(arg, &v) || v < 1 || v > 4096)
+			return usage_error("--threads: '%s' is not a number from 1 to 4096", arg), -1;
+		o->threads = (int)v;
+		return 1;
+	}
+	return 0;
+}
+
+int identity_add_path(struct sbuf *id, const char *p)
+{
+	char abs[PATH_MAX];
+	if (!realpath(p, abs))
+		return -1;
+	ser_str(id, abs);
+	return 0;
+}
+
+int job_begin(struct job *j, const struct job_opts *o, const char *cmd, const struct sbuf *identity,
+	      const char *summary, char *const *trees, size_t ntrees)
+{
+	memset(j, 0, sizeof(*j));
+	j->opts = o;
+	if (!o->no_state) {
+		j->ckpt = ckpt_open(cmd, o->state, identity, summary);
+		if (!j->ckpt)
+			return EXIT_USAGE;
+		char sdir[PATH_MAX], tdir[PATH_MAX];
+		if (realpath(ckpt_dir(j->ckpt), sdir))
+			for (size_t i = 0; i < ntrees; i++)
+				if (realpath(trees[i], tdir) && path_inside(sdir, tdir)) {
+					warnx_("the state directory %s is inside %s: choose another with --state DIR",
+					       sdir, trees[i]);
+					ckpt_close(j->ckpt);
+					return EXIT_USAGE;
+				}
+		int r = ckpt_load(j->ckpt, &j->snapshot);
+		if (r < 0) {
+			ckpt_close(j->ckpt);
+			return EXIT_USAGE;
+		}
+		j->resumed = r > 0;
+	}
+	/* A resumed run reopens the --errors file when its engine reads the length from the snapshot. */
+	j->errlog.path = o->errors;
+	j->errlog.file.fd = -1;
+	if (!j->resumed && errlog_open(&j->errlog, o->errors, false, 0, 0) != 0) {
+		ckpt_close(j->ckpt);
+		return EXIT_USAGE;
+	}
+	sig_install();
+	return 0;
+}
+
+const struct sbuf *job_snapshot(const struct job *j) { return j->resumed ? &j->snapshot : NULL; }
+
+void job_checkpoint(struct job *j, const struct run_hooks *h)
+{
+	if (j->ckpt)
+		run_checkpoint(h, j->ckpt, false);
+}
+
+enum run_result job_run(struct job *j, const struct run_hooks *h)
+{
+	struct run_opts ro = {.ckpt = j->ckpt, .progress_s = j->opts->progress_s, .checkpoint_s = j->opts->checkpoint_s};
+	return run_loop(h, &ro);
+}
+
+int job_end(struct job *j, enum run_result r, uint64_t errors)
+{
+	errlog_close(&j->errlog);
+	sbuf_free(&j->snapshot);
+	if (r == RUN_STOPPED) {
+		if (j->ckpt) {
+			warnx_("stopped by signal %d; state saved in %s: run the same command again to resume",
+			       sig_stop_signal(), ckpt_dir(j->ckpt));
+			ckpt_close(j->ckpt);
+		} else {
+			warnx_("stopped by signal %d; no state was kept (--no-state)", sig_stop_signal());
+		}
+		return EXIT_STOPPED;
+	}
+	ckpt_finish(j->ckpt);
+	return errors ? EXIT_FAILED : EXIT_OK;
+}
+
+int write_json_file(const char *path, const struct sbuf *doc)
+{
+	int fd = 1;
+	if (strcmp(path, "-") != 0) {
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			warnx_("%s: open: %s", path, strerror(errno));
+			return -1;
+		}
+	}
+	int r = write_all(fd, doc->data, doc->len);
+	if (r == 0)
+		r = write_all(fd, "\n", 1);
+	if (r != 0)
+		warnx_("%s: write: %s", path, strerror(errno));
+	if (fd != 1)
+		close(fd);
+	return r;
+}

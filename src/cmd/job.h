@@ -1,0 +1,95 @@
+/*
+ * job: what every long command shares around its engine — the common options (--json, --errors,
+ * --state, --no-state, --progress, --checkpoint-interval, -j), opening the checkpoint and the
+ * error log, and turning the outcome into DESIGN.md's exit codes. A command is its options, a
+ * plan and an action; everything here is written once.
+ */
+#ifndef MYRIAD_JOB_H
+#define MYRIAD_JOB_H
+
+#include <getopt.h>
+#include <stdbool.h>
+
+#include "engine/run.h"
+#include "report/errlog.h"
+#include "state/ckpt.h"
+#include "util/sbuf.h"
+
+enum exit_code { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_STOPPED = 3 };
+
+struct job_opts {
+	const char *json;
+	const char *errors;
+	const char *state;
+	bool no_state;
+	double progress_s;   /* -1: default */
+	double checkpoint_s; /* default 5 */
+	int threads;         /* 0: the command's default */
+};
+
+enum {
+	OPT_JSON = 1000,
+	OPT_ERRORS,
+	OPT_STATE,
+	OPT_NO_STATE,
+	OPT_PROGRESS,
+	OPT_CHECKPOINT,
+	OPT_HELP,
+	OPT_CMD_BASE /* commands number their own long-only options from here */
+};
+
+#define JOB_LONG_OPTIONS                                                                            \
+	{"json", required_argument, 0, OPT_JSON}, {"errors", required_argument, 0, OPT_ERRORS},    \
+	    {"state", required_argument, 0, OPT_STATE}, {"no-state", no_argument, 0, OPT_NO_STATE}, \
+	    {"progress", required_argument, 0, OPT_PROGRESS},                                       \
+	    {"checkpoint-interval", required_argument, 0, OPT_CHECKPOINT},                          \
+	    {"threads", required_argument, 0, 'j'}, {"help", no_argument, 0, OPT_HELP}
+
+/* The help text of the common options, for a command's --help. */
+extern const char job_options_help[];
+
+void job_opts_init(struct job_opts *o);
+/* Handle a common option: 1 handled, 0 not a common option, -1 bad value (message printed). */
+int job_opt(struct job_opts *o, int c, const char *arg);
+
+/* Print "myriad CMD: message" and the hint to --help; returns EXIT_USAGE. */
+int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+struct job {
+	const struct job_opts *opts;
+	struct ckpt *ckpt;
+	struct sbuf snapshot; /* the snapshot to resume from (empty: fresh start) */
+	bool resumed;
+	struct errlog errlog;
+};
+
+/*
+ * Open the state (unless --no-state), refuse a state directory inside any of trees, load the last
+ * snapshot, open the --errors file. identity describes the job (name, absolute operands, options
+ * that change its result). Returns 0, or an exit code (EXIT_USAGE) after printing why.
+ */
+int job_begin(struct job *j, const struct job_opts *o, const char *cmd, const struct sbuf *identity,
+	      const char *summary, char *const *trees, size_t ntrees);
+
+/* The snapshot to resume from, or NULL. */
+const struct sbuf *job_snapshot(const struct job *j);
+
+/* Save a snapshot at once (after a fresh start, so the run is resumable from its first second). */
+void job_checkpoint(struct job *j, const struct run_hooks *h);
+
+/* Run the main loop with the job's options. */
+enum run_result job_run(struct job *j, const struct run_hooks *h);
+
+/*
+ * Finish: on RUN_DONE remove the state; on RUN_STOPPED keep it and say how to resume. Returns the
+ * exit code: 3 stopped, 1 when errors > 0, else 0.
+ */
+int job_end(struct job *j, enum run_result r, uint64_t errors);
+
+/* Write a JSON document to path ("-": stdout). Returns 0 or -1 (message printed). */
+int write_json_file(const char *path, const struct sbuf *doc);
+
+/* Append identity fields (ser format) describing an absolute path of operand p. */
+int identity_add_path(struct sbuf *id, const char *p);
+
+#endif

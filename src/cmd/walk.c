@@ -1,0 +1,378 @@
+/*
+ * myriad walk: enumerate trees. The plan is the traversal engine over the operands; the action
+ * counts entries by type (and bytes with --stat) and streams paths. Everything else — threads,
+ * checkpoint, progress, errors — is the engine's and job's.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd/cmds.h"
+#include "cmd/job.h"
+#include "engine/walk.h"
+#include "report/json.h"
+#include "report/outfile.h"
+#include "report/progress.h"
+#include "util/util.h"
+
+static const char walk_help[] =
+    "Usage: myriad walk [OPTIONS] DIR...\n"
+    "Enumerate every entry under each DIR (DIR included) in parallel, with getdents64 and without\n"
+    "stat() unless asked; never sorted, memory bounded, resumable after any interruption.\n"
+    "\n"
+    "  -j, --threads N          worker threads (default: 4 per CPU, at least 8: reading cold\n"
+    "                           directories wants many requests in flight)\n"
+    "      --stat               statx every entry; adds apparent and allocated bytes\n"
+    "      --print              stream paths, one per line, in discovery order (never sorted)\n"
+    "      --print0             the same, each path followed by a NUL byte\n"
+    "  -o, --output FILE        write the paths to FILE instead of standard output; each path\n"
+    "                           appears exactly once, also across a resume. Paths streamed to a\n"
+    "                           pipe may repeat after a resume.\n"
+    "      --type TYPES         count and print only these types: f d l p s b c (e.g. f,l)\n"
+    "      --exclude GLOB       skip entries whose name matches GLOB (a skipped directory is not\n"
+    "                           entered); repeatable\n"
+    "      --xdev               do not descend into other filesystems\n"
+    "%s"
+    "\n"
+    "Operands that are symlinks to directories are followed; nothing under them is.\n"
+    "Exit status: 0 all read; 1 some entries failed (reported on stderr and with --errors);\n"
+    "2 usage error; 3 stopped by a signal with state saved: run the same command to resume.\n";
+
+enum { T_F, T_D, T_L, T_P, T_S, T_B, T_C, T_N };
+static const char type_letters[] = "fdlpsbc";
+static const char *const type_names[] = {"files", "directories", "symlinks", "fifos",
+					 "sockets", "block devices", "char devices"};
+
+struct totals {
+	uint64_t by_type[T_N];
+	uint64_t apparent, allocated;
+};
+
+struct local {
+	struct totals t;
+	struct sbuf out;
+};
+
+struct walk_cmd {
+	unsigned type_mask; /* bits of T_* to count and print */
+	int print;          /* 0: none, 1: newline-terminated, 2: NUL-terminated */
+	bool stat;
+	struct outfile out;
+	const char *output;
+	struct totals t;
+	struct walk *walk;
+	struct job job;
+};
+
+static int type_index(unsigned char dt)
+{
+	switch (dt) {
+	case DT_REG: return T_F;
+	case DT_DIR: return T_D;
+	case DT_LNK: return T_L;
+	case DT_FIFO: return T_P;
+	case DT_SOCK: return T_S;
+	case DT_BLK: return T_B;
+	case DT_CHR: return T_C;
+	}
+	return T_F;
+}
+
+static void on_entry(void *ctx, void *lp, const struct walk_dir *d, const struct walk_entry *e,
+		     struct errbatch *errs)
+{
+	struct walk_cmd *c = ctx;
+	struct local *l = lp;
+	int t = type_index(e->type);
+	if (!(c->type_mask & (1u << t)))
+		return;
+	l->t.by_type[t]++;
+	if (e->stx) {
+		l->t.apparent += e->stx->stx_size;
+		l->t.allocated += e->stx->stx_blocks * 512;
+	}
+	if (c->print) {
+		walk_path(&l->out, d, e);
+		sbuf_addc(&l->out, c->print == 1 ? '\n' : '\0');
+	}
+}
+
+static void on_commit(void *ctx, void *lp)
+{
+	struct walk_cmd *c = ctx;
+	struct local *l = lp;
+	for (int i = 0; i < T_N; i++)
+		c->t.by_type[i] += l->t.by_type[i];
+	c->t.apparent += l->t.apparent;
+	c->t.allocated += l->t.allocated;
+	memset(&l->t, 0, sizeof(l->t));
+	if (l->out.len) {
+		if (outfile_write(&c->out, l->out.data, l->out.len) != 0 && errno != EPIPE)
+			warnx_("%s: write: %s", c->out.name, strerror(errno));
+		sbuf_clear(&l->out);
+	}
+}
+
+static void on_save(void *ctx, struct sbuf *b)
+{
+	struct walk_cmd *c = ctx;
+	for (int i = 0; i < T_N; i++)
+		ser_u64(b, c->t.by_type[i]);
+	ser_u64(b, c->t.apparent);
+	ser_u64(b, c->t.allocated);
+	ser_u64(b, c->out.len);
+}
+
+static bool on_load(void *ctx, struct deser *d)
+{
+	struct walk_cmd *c = ctx;
+	for (int i = 0; i < T_N; i++)
+		c->t.by_type[i] = deser_u64(d);
+	c->t.apparent = deser_u64(d);
+	c->t.allocated = deser_u64(d);
+	uint64_t len = deser_u64(d);
+	if (d->bad)
+		return false;
+	if (c->print && outfile_open(&c->out, c->output, 1, true, len) != 0)
+		exit(EXIT_USAGE);
+	return true;
+}
+
+static uint64_t total_entries(const struct totals *t)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < T_N; i++)
+		n += t->by_type[i];
+	return n;
+}
+
+static void on_progress(void *ctx, struct sbuf *line)
+{
+	struct walk_cmd *c = ctx;
+	walk_lock(c->walk);
+	uint64_t n = total_entries(&c->t), dirs = c->t.by_type[T_D];
+	walk_unlock(c->walk);
+	double el = walk_elapsed(c->walk);
+	char b[32];
+	sbuf_adds(line, "walk: ");
+	progress_format(line, "entries", n, 0, el, el > 0 ? n / el : 0, walk_errors(c->walk));
+	sbuf_printf(line, " (%s directories)", fmt_count(b, dirs));
+}
+
+static void on_sync(void *ctx)
+{
+	struct walk_cmd *c = ctx;
+	outfile_sync(&c->out);
+	if (c->job.errlog.have_file)
+		outfile_sync(&c->job.errlog.file);
+}
+
+static bool parse_types(const char *s, unsigned *mask)
+{
+	*mask = 0;
+	for (; *s; s++) {
+		if (*s == ',')
+			continue;
+		const char *p = strchr(type_letters, *s);
+		if (!p)
+			return false;
+		*mask |= 1u << (p - type_letters);
+	}
+	return *mask != 0;
+}
+
+static void summary_text(struct walk_cmd *c, FILE *f, double el)
+{
+	char b1[32], b2[32];
+	uint64_t n = total_entries(&c->t);
+	fprintf(f, "%s entries", fmt_count(b1, n));
+	const char *sep = ": ";
+	for (int i = 0; i < T_N; i++)
+		if (c->t.by_type[i] || i <= T_D) {
+			fprintf(f, "%s%s %s", sep, fmt_count(b1, c->t.by_type[i]), type_names[i]);
+			sep = ", ";
+		}
+	if (c->stat)
+		fprintf(f, "; %s apparent, %s allocated", fmt_bytes(b1, c->t.apparent), fmt_bytes(b2, c->t.allocated));
+	fprintf(f, "; %s errors; %.2f s, %s entries/s\n", fmt_count(b1, walk_errors(c->walk)), el,
+		fmt_count(b2, el > 0 ? (uint64_t)(n / el) : n));
+}
+
+static void summary_json(struct walk_cmd *c, struct sbuf *b, char *const *roots, size_t nroots, int threads,
+			 bool complete, double el)
+{
+	struct json j;
+	json_init(&j, b);
+	json_open(&j, NULL, '{');
+	json_str(&j, "myriad_version", MYRIAD_VERSION);
+	json_str(&j, "command", "walk");
+	json_open(&j, "roots", '[');
+	for (size_t i = 0; i < nroots; i++)
+		json_bytes(&j, NULL, roots[i], strlen(roots[i]));
+	json_close(&j, ']');
+	json_bool(&j, "complete", complete);
+	json_u64(&j, "sessions", walk_sessions(c->walk));
+	uint64_t n = total_entries(&c->t);
+	json_u64(&j, "entries", n);
+	json_open(&j, "by_type", '{');
+	for (int i = 0; i < T_N; i++) {
+		char k[2] = {type_letters[i], 0};
+		json_u64(&j, k, c->t.by_type[i]);
+	}
+	json_close(&j, '}');
+	json_u64(&j, "directories", c->t.by_type[T_D]);
+	if (c->stat) {
+		json_u64(&j, "apparent_bytes", c->t.apparent);
+		json_u64(&j, "allocated_bytes", c->t.allocated);
+	}
+	json_u64(&j, "errors", walk_errors(c->walk));
+	json_double(&j, "elapsed_s", el);
+	json_double(&j, "entries_per_s", el > 0 ? n / el : 0);
+	json_u64(&j, "threads", threads);
+	json_close(&j, '}');
+}
+
+static int default_threads(void)
+{
+	int n = 4 * cpu_count();
+	return n < 8 ? 8 : n > 64 ? 64 : n;
+}
+
+int cmd_walk(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    JOB_LONG_OPTIONS,
+	    {"stat", no_argument, 0, OPT_CMD_BASE},
+	    {"print", no_argument, 0, OPT_CMD_BASE + 1},
+	    {"print0", no_argument, 0, OPT_CMD_BASE + 2},
+	    {"output", required_argument, 0, 'o'},
+	    {"type", required_argument, 0, OPT_CMD_BASE + 3},
+	    {"exclude", required_argument, 0, OPT_CMD_BASE + 4},
+	    {"xdev", no_argument, 0, OPT_CMD_BASE + 5},
+	    {0, 0, 0, 0},
+	};
+	struct walk_cmd c = {.type_mask = (1u << T_N) - 1};
+	struct job_opts jo;
+	job_opts_init(&jo);
+	char **excludes = xcalloc(argc, sizeof(char *));
+	size_t nexcludes = 0;
+	bool xdev = false;
+	const char *types = "";
+	int opt;
+	while ((opt = getopt_long(argc, argv, "j:o:", longopts, NULL)) != -1) {
+		int r = job_opt(&jo, opt, optarg);
+		if (r < 0)
+			return EXIT_USAGE;
+		if (r > 0)
+			continue;
+		switch (opt) {
+		case OPT_HELP: printf(walk_help, job_options_help); return EXIT_OK;
+		case OPT_CMD_BASE: c.stat = true; break;
+		case OPT_CMD_BASE + 1: c.print = 1; break;
+		case OPT_CMD_BASE + 2: c.print = 2; break;
+		case 'o': c.output = optarg; break;
+		case OPT_CMD_BASE + 3:
+			types = optarg;
+			if (!parse_types(optarg, &c.type_mask))
+				return usage_error("--type: '%s' is not a list of f, d, l, p, s, b, c", optarg);
+			break;
+		case OPT_CMD_BASE + 4: excludes[nexcludes++] = optarg; break;
+		case OPT_CMD_BASE + 5: xdev = true; break;
+		default: return usage_error("unknown option");
+		}
+	}
+	if (c.output && !c.print)
+		c.print = 1;
+	char **roots = argv + optind;
+	size_t nroots = argc - optind;
+	if (nroots == 0)
+		return usage_error("missing operand: the directories to walk");
+	for (size_t i = 0; i < nroots; i++) {
+		struct stat st;
+		if (stat(roots[i], &st) != 0)
+			return usage_error("%s: %s", roots[i], strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			return usage_error("%s: not a directory", roots[i]);
+	}
+	int threads = jo.threads ? jo.threads : default_threads();
+
+	/* The job's identity: what changes its result, not how fast it runs. */
+	struct sbuf id = {0}, cmdline = {0};
+	ser_begin(&id, "MYRID001");
+	ser_str(&id, "walk");
+	for (size_t i = 0; i < nroots; i++) {
+		identity_add_path(&id, roots[i]);
+		ser_str(&id, roots[i]);
+	}
+	ser_u64(&id, c.stat);
+	ser_u64(&id, c.print);
+	ser_u64(&id, xdev);
+	ser_str(&id, types);
+	for (size_t i = 0; i < nexcludes; i++)
+		ser_str(&id, excludes[i]);
+	if (c.output)
+		identity_add_path(&id, c.output) == 0 || (ser_str(&id, c.output), 0);
+	for (int i = 0; i < argc; i++)
+		sbuf_printf(&cmdline, "%s%s", i ? " " : "myriad ", argv[i]);
+	sbuf_addc(&cmdline, '\n');
+
+	int rc = job_begin(&c.job, &jo, "walk", &id, cmdline.data, roots, nroots);
+	sbuf_free(&id);
+	sbuf_free(&cmdline);
+	if (rc)
+		return rc;
+	const struct sbuf *snap = job_snapshot(&c.job);
+	c.out.fd = -1;
+	if (c.print && !snap && outfile_open(&c.out, c.output, 1, false, 0) != 0)
+		return EXIT_USAGE;
+
+	struct walk_config cfg = {
+	    .roots = roots,
+	    .nroots = nroots,
+	    .threads = threads,
+	    .xdev = xdev,
+	    .excludes = excludes,
+	    .nexcludes = nexcludes,
+	    .stat_mask = c.stat ? STATX_SIZE | STATX_BLOCKS : 0,
+	    .visitor = {.ctx = &c, .local_size = sizeof(struct local), .entry = on_entry, .commit = on_commit,
+			.save = on_save, .load = on_load},
+	    .errlog = &c.job.errlog,
+	};
+	c.walk = walk_new(&cfg, snap);
+	if (!c.walk)
+		return EXIT_USAGE;
+	struct run_hooks hooks = walk_run_hooks(c.walk, on_progress, on_sync);
+	if (!snap)
+		job_checkpoint(&c.job, &hooks);
+	walk_start(c.walk);
+	enum run_result res = job_run(&c.job, &hooks);
+	if (res == RUN_DONE)
+		walk_join(c.walk);
+	/* The totals are final now, or frozen by the stop snapshot. */
+	double el = walk_elapsed(c.walk);
+	uint64_t errors = walk_errors(c.walk);
+	bool json_stdout = jo.json && !strcmp(jo.json, "-");
+	FILE *sf = (c.print && !c.output) || json_stdout ? stderr : stdout;
+	if (res == RUN_STOPPED)
+		fprintf(sf, "walk stopped after ");
+	summary_text(&c, sf, el);
+	fflush(sf);
+	if (jo.json) {
+		struct sbuf doc = {0};
+		summary_json(&c, &doc, roots, nroots, threads, res == RUN_DONE, el);
+		write_json_file(jo.json, &doc);
+		sbuf_free(&doc);
+	}
+	if (c.print)
+		outfile_close(&c.out);
+	rc = job_end(&c.job, res, errors);
+	if (res == RUN_DONE)
+		walk_free(c.walk);
+	free(excludes);
+	return rc;
+}

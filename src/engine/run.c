@@ -1,0 +1,63 @@
+/* run: progress, periodic checkpoints and stop handling for every command (see run.h). */
+#include "engine/run.h"
+
+#include "report/progress.h"
+#include "util/signals.h"
+#include "util/util.h"
+
+int run_checkpoint(const struct run_hooks *h, struct ckpt *ckpt, bool stop)
+{
+	struct sbuf snap = {0};
+	h->snapshot(h->ctx, &snap, stop);
+	int r = 0;
+	if (ckpt) {
+		if (h->sync)
+			h->sync(h->ctx);
+		r = ckpt_save(ckpt, snap.data, snap.len);
+	}
+	sbuf_free(&snap);
+	return r;
+}
+
+enum run_result run_loop(const struct run_hooks *h, const struct run_opts *o)
+{
+	struct progress p;
+	progress_init(&p, o->progress_s);
+	uint64_t interval = (uint64_t)(o->checkpoint_s * 1e9);
+	uint64_t next_ckpt = now_ns() + interval;
+	struct sbuf line = {0};
+	enum run_result result = RUN_DONE;
+	for (;;) {
+		if (h->done(h->ctx))
+			break;
+		uint64_t now = now_ns();
+		int wait = progress_wait_ms(&p, now);
+		if (o->ckpt) {
+			int w = next_ckpt > now ? (int)((next_ckpt - now) / 1000000) + 1 : 0;
+			if (w < wait)
+				wait = w;
+		}
+		if (wait > 1000)
+			wait = 1000;
+		if (sig_wait(wait)) {
+			run_checkpoint(h, o->ckpt, true);
+			result = RUN_STOPPED;
+			break;
+		}
+		if (h->done(h->ctx))
+			break;
+		now = now_ns();
+		if (progress_due(&p, now)) {
+			sbuf_clear(&line);
+			h->progress(h->ctx, &line);
+			progress_show(&p, line.data, line.len);
+		}
+		if (o->ckpt && now >= next_ckpt) {
+			run_checkpoint(h, o->ckpt, false);
+			next_ckpt = now_ns() + interval;
+		}
+	}
+	progress_clear(&p);
+	sbuf_free(&line);
+	return result;
+}

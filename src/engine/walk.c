@@ -1,0 +1,552 @@
+/*
+ * walk: the parallel traversal engine (see walk.h for the design).
+ *
+ * Frontier: a LIFO stack of directory records (display path, where the path relative to its
+ * operand starts, the getdents cookie to continue from). LIFO keeps the walk depth-first, which
+ * keeps the frontier small; a worker that commits while the stack is over HIGH_WATER pushes its
+ * own directory back underneath the children it just found, so even a directory with millions of
+ * subdirectories costs bounded memory.
+ *
+ * Snapshot ("MYRWALK1", see ser.h): elapsed ns, sessions, error count and --errors length, the
+ * visitor's blob, then every record of the stack and every worker's current directory with the
+ * cookie of its last committed batch.
+ */
+#include "engine/walk.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io/dir.h"
+#include "util/signals.h"
+#include "util/util.h"
+
+#define HIGH_WATER 4096          /* frontier records before workers go deeper first */
+#define BUF_MAX (64 * 1024)      /* getdents buffer */
+#define BUF_MIN 2048             /* fits the largest dirent */
+#define BATCH_BYTES (4u << 20)   /* rough bound on a batch's uncommitted memory */
+
+struct rec {
+	uint64_t cookie;
+	uint32_t root;
+	uint32_t relstart;
+	uint32_t pathlen;
+	char path[];
+};
+
+struct worker {
+	struct walk *w;
+	pthread_t tid;
+	struct rec *cur;
+	void *local;
+	struct errbatch errs;
+	struct rec **kids;
+	size_t nkids, capkids;
+	uint64_t pending_cookie;
+	size_t batch_bytes;
+	char *buf;
+	const struct linux_dirent64 **order;
+	struct statx stx;
+	struct sbuf scratch;
+};
+
+struct walk {
+	struct walk_config cfg;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct rec **stack;
+	size_t nstack, capstack;
+	int busy;
+	int waiting;
+	bool stopping;
+	atomic_bool finished;
+	int *rootfd;
+	dev_t *rootdev;
+	struct worker *workers;
+	bool started;
+	void (*progress)(void *ctx, struct sbuf *line);
+	void (*sync)(void *ctx);
+	uint64_t start_ns;
+	uint64_t end_ns; /* when the workers finished (0: still running) */
+	uint64_t prev_ns;
+	uint64_t sessions;
+};
+
+static struct rec *rec_new(uint32_t root, const char *path, size_t pathlen, size_t relstart, uint64_t cookie)
+{
+	struct rec *r = xmalloc(sizeof(*r) + pathlen + 1);
+	r->cookie = cookie;
+	r->root = root;
+	r->relstart = relstart;
+	r->pathlen = pathlen;
+	memcpy(r->path, path, pathlen);
+	r->path[pathlen] = 0;
+	return r;
+}
+
+static void stack_push(struct walk *w, struct rec *r)
+{
+	if (w->nstack == w->capstack) {
+		w->capstack = w->capstack ? 2 * w->capstack : 1024;
+		w->stack = xrealloc(w->stack, w->capstack * sizeof(*w->stack));
+	}
+	w->stack[w->nstack++] = r;
+}
+
+/* A missing entry or one replaced by a non-directory or a symlink vanished: not an error. */
+static bool vanished(int err) { return err == ENOENT || err == ENOTDIR || err == ELOOP; }
+
+static bool excluded(const struct walk *w, const char *name)
+{
+	for (size_t i = 0; i < w->cfg.nexcludes; i++)
+		if (fnmatch(w->cfg.excludes[i], name, 0) == 0)
+			return true;
+	return false;
+}
+
+static unsigned char mode_to_dtype(mode_t m)
+{
+	switch (m & S_IFMT) {
+	case S_IFREG: return DT_REG;
+	case S_IFDIR: return DT_DIR;
+	case S_IFLNK: return DT_LNK;
+	case S_IFIFO: return DT_FIFO;
+	case S_IFSOCK: return DT_SOCK;
+	case S_IFBLK: return DT_BLK;
+	case S_IFCHR: return DT_CHR;
+	}
+	return DT_UNKNOWN;
+}
+
+void walk_path(struct sbuf *b, const struct walk_dir *d, const struct walk_entry *e)
+{
+	if (d) {
+		sbuf_reserve(b, d->pathlen + e->namelen + 2);
+		memcpy(b->data + b->len, d->path, d->pathlen);
+		b->len += d->pathlen;
+		if (d->pathlen && d->path[d->pathlen - 1] != '/')
+			b->data[b->len++] = '/';
+	}
+	sbuf_add(b, e->name, e->namelen);
+}
+
+/* The buffer size for a directory: smaller for long paths, so a batch's memory stays bounded. */
+static size_t buf_size_for(size_t pathlen)
+{
+	size_t n = (size_t)BATCH_BYTES * 24 / (pathlen + 256);
+	if (n > BUF_MAX)
+		n = BUF_MAX;
+	if (n < BUF_MIN)
+		n = BUF_MIN;
+	return n;
+}
+
+static void add_kid(struct worker *wk, const struct rec *parent, const struct walk_entry *e)
+{
+	struct sbuf *p = &wk->scratch;
+	sbuf_clear(p);
+	struct walk_dir d = {parent->path, parent->pathlen, -1, parent->root};
+	walk_path(p, &d, e);
+	size_t relstart = parent->relstart;
+	if (parent->relstart == parent->pathlen) /* parent is an operand */
+		relstart = p->len - e->namelen;
+	if (wk->nkids == wk->capkids) {
+		wk->capkids = wk->capkids ? 2 * wk->capkids : 64;
+		wk->kids = xrealloc(wk->kids, wk->capkids * sizeof(*wk->kids));
+	}
+	wk->kids[wk->nkids++] = rec_new(parent->root, p->data, p->len, relstart, 0);
+}
+
+/*
+ * Fold the worker's batch into the totals. With done, the directory is finished; otherwise its
+ * cookie advances, and when the frontier is over the high-water mark the worker parks it
+ * (returns true: the caller closes it and takes other work).
+ */
+static bool commit(struct worker *wk, struct rec *r, bool done)
+{
+	struct walk *w = wk->w;
+	pthread_mutex_lock(&w->lock);
+	while (w->stopping) /* the final snapshot is taken: change nothing, wait for exit */
+		pthread_cond_wait(&w->cond, &w->lock);
+	w->cfg.visitor.commit(w->cfg.visitor.ctx, wk->local);
+	errlog_commit(w->cfg.errlog, &wk->errs);
+	bool park = false;
+	if (!done) {
+		r->cookie = wk->pending_cookie;
+		park = w->nstack + wk->nkids > HIGH_WATER;
+	}
+	if (done || park) {
+		wk->cur = NULL;
+		w->busy--;
+		if (park)
+			stack_push(w, r);
+	}
+	for (size_t i = wk->nkids; i-- > 0;)
+		stack_push(w, wk->kids[i]);
+	bool more = wk->nkids || park;
+	wk->nkids = 0;
+	wk->batch_bytes = 0;
+	if (w->busy == 0 && w->nstack == 0) {
+		atomic_store(&w->finished, true);
+		pthread_cond_broadcast(&w->cond);
+		sig_wake();
+	} else if (more && w->waiting) {
+		pthread_cond_broadcast(&w->cond);
+	}
+	pthread_mutex_unlock(&w->lock);
+	if (done)
+		free(r);
+	return park;
+}
+
+static struct rec *take(struct worker *wk)
+{
+	struct walk *w = wk->w;
+	pthread_mutex_lock(&w->lock);
+	while (!w->stopping && w->nstack == 0 && w->busy > 0) {
+		w->waiting++;
+		pthread_cond_wait(&w->cond, &w->lock);
+		w->waiting--;
+	}
+	struct rec *r = NULL;
+	if (!w->stopping && w->nstack) {
+		r = w->stack[--w->nstack];
+		wk->cur = r;
+		w->busy++;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return r;
+}
+
+static int cmp_ino(const void *a, const void *b)
+{
+	uint64_t x = (*(const struct linux_dirent64 *const *)a)->d_ino;
+	uint64_t y = (*(const struct linux_dirent64 *const *)b)->d_ino;
+	return x < y ? -1 : x > y;
+}
+
+/* Visit one getdents buffer. Entries are statted in inode order when every entry needs it. */
+static void visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir *d, ssize_t n)
+{
+	struct walk *w = wk->w;
+	size_t count = 0;
+	for (ssize_t off = 0; off < n;) {
+		const struct linux_dirent64 *de = (const void *)(wk->buf + off);
+		off += de->d_reclen;
+		wk->pending_cookie = de->d_off;
+		if (dir_is_dot(de->d_name) || (w->cfg.nexcludes && excluded(w, de->d_name)))
+			continue;
+		wk->order[count++] = de;
+	}
+	if (w->cfg.stat_mask && count > 1)
+		qsort(wk->order, count, sizeof(*wk->order), cmp_ino);
+	for (size_t i = 0; i < count; i++) {
+		const struct linux_dirent64 *de = wk->order[i];
+		struct walk_entry e = {de->d_name, strlen(de->d_name), de->d_type, de->d_ino, NULL};
+		if (w->cfg.stat_mask || e.type == DT_UNKNOWN) {
+			unsigned mask = w->cfg.stat_mask | STATX_TYPE;
+			if (statx(d->fd, e.name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask, &wk->stx) != 0) {
+				int err = errno;
+				if (!vanished(err)) {
+					sbuf_clear(&wk->scratch);
+					walk_path(&wk->scratch, d, &e);
+					errlog_report(&wk->errs, wk->scratch.data, wk->scratch.len, "stat", err);
+				}
+				continue;
+			}
+			e.type = mode_to_dtype(wk->stx.stx_mode);
+			e.stx = &wk->stx;
+		}
+		w->cfg.visitor.entry(w->cfg.visitor.ctx, wk->local, d, &e, &wk->errs);
+		if (e.type == DT_DIR)
+			add_kid(wk, r, &e);
+	}
+	wk->batch_bytes += count * (d->pathlen + 256);
+}
+
+static void visit_dir(struct worker *wk, struct rec *r)
+{
+	struct walk *w = wk->w;
+	int fd = dir_open_at(w->rootfd[r->root], r->path + r->relstart, r->pathlen - r->relstart);
+	const char *op = "open";
+	if (fd < 0)
+		goto fail;
+	if (w->cfg.xdev) {
+		struct stat st;
+		if (fstat(fd, &st) == 0 && st.st_dev != w->rootdev[r->root]) {
+			close(fd);
+			commit(wk, r, true);
+			return;
+		}
+	}
+	op = "seek";
+	if (r->cookie && lseek(fd, (off_t)r->cookie, SEEK_SET) < 0)
+		goto fail;
+	wk->pending_cookie = r->cookie;
+	struct walk_dir d = {r->path, r->pathlen, fd, r->root};
+	size_t size = buf_size_for(r->pathlen);
+	for (;;) {
+		ssize_t n = dir_read(fd, wk->buf, size);
+		if (n <= 0) {
+			if (n < 0 && !vanished(errno))
+				errlog_report(&wk->errs, r->path, r->pathlen, "readdir", errno);
+			break;
+		}
+		visit_buffer(wk, r, &d, n);
+		if (wk->batch_bytes >= BATCH_BYTES && commit(wk, r, false)) {
+			close(fd);
+			return;
+		}
+	}
+	close(fd);
+	commit(wk, r, true);
+	return;
+fail:
+	if (!vanished(errno))
+		errlog_report(&wk->errs, r->path, r->pathlen, op, errno);
+	if (fd >= 0)
+		close(fd);
+	commit(wk, r, true);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *wk = arg;
+	struct rec *r;
+	while ((r = take(wk)))
+		visit_dir(wk, r);
+	return NULL;
+}
+
+/* Visit the operands themselves (a fresh start). */
+static void visit_roots(struct walk *w)
+{
+	struct worker *wk = &w->workers[0];
+	for (size_t i = 0; i < w->cfg.nroots; i++) {
+		const char *p = w->cfg.roots[i];
+		struct walk_entry e = {p, strlen(p), DT_DIR, 0, NULL};
+		if (statx(w->rootfd[i], "", AT_EMPTY_PATH, w->cfg.stat_mask | STATX_TYPE | STATX_INO, &wk->stx) == 0) {
+			e.ino = wk->stx.stx_ino;
+			e.stx = w->cfg.stat_mask ? &wk->stx : NULL;
+		} else if (w->cfg.stat_mask) {
+			errlog_report(&wk->errs, p, e.namelen, "stat", errno);
+			e.stx = NULL;
+		}
+		w->cfg.visitor.entry(w->cfg.visitor.ctx, wk->local, NULL, &e, &wk->errs);
+	}
+	w->cfg.visitor.commit(w->cfg.visitor.ctx, wk->local);
+	errlog_commit(w->cfg.errlog, &wk->errs);
+	for (size_t i = w->cfg.nroots; i-- > 0;) {
+		const char *p = w->cfg.roots[i];
+		size_t len = strlen(p);
+		stack_push(w, rec_new(i, p, len, len, 0));
+	}
+}
+
+static void save_rec(struct sbuf *b, const struct rec *r)
+{
+	ser_u64(b, r->root);
+	ser_u64(b, r->cookie);
+	ser_u64(b, r->relstart);
+	ser_bytes(b, r->path, r->pathlen);
+}
+
+static void walk_snapshot(void *ctx, struct sbuf *b, bool stop)
+{
+	struct walk *w = ctx;
+	pthread_mutex_lock(&w->lock);
+	if (stop)
+		w->stopping = true;
+	ser_begin(b, "MYRWALK1");
+	ser_u64(b, w->prev_ns + (now_ns() - w->start_ns));
+	ser_u64(b, w->sessions);
+	ser_u64(b, w->cfg.errlog->count);
+	ser_u64(b, w->cfg.errlog->have_file ? w->cfg.errlog->file.len : 0);
+	struct sbuf v = {0};
+	w->cfg.visitor.save(w->cfg.visitor.ctx, &v);
+	ser_bytes(b, v.data, v.len);
+	sbuf_free(&v);
+	size_t n = w->nstack;
+	for (int i = 0; i < w->cfg.threads; i++)
+		n += w->workers[i].cur != NULL;
+	ser_u64(b, n);
+	/* Bottom of the stack first, current directories last: a resume continues them first. */
+	for (size_t i = 0; i < w->nstack; i++)
+		save_rec(b, w->stack[i]);
+	for (int i = 0; i < w->cfg.threads; i++)
+		if (w->workers[i].cur)
+			save_rec(b, w->workers[i].cur);
+	ser_end(b);
+	pthread_mutex_unlock(&w->lock);
+}
+
+static bool load_snapshot(struct walk *w, const struct sbuf *snap)
+{
+	struct deser d;
+	const char *why = "malformed";
+	if (!deser_begin(&d, snap->data, snap->len, "MYRWALK1", &why))
+		goto bad;
+	w->prev_ns = deser_u64(&d);
+	w->sessions = deser_u64(&d) + 1;
+	uint64_t errs = deser_u64(&d);
+	uint64_t errlen = deser_u64(&d);
+	/* Reopen the --errors file at the recorded length. */
+	if (d.bad)
+		goto bad;
+	if (errlog_open(w->cfg.errlog, w->cfg.errlog->path, true, errlen, errs) != 0)
+		return false;
+	size_t vlen;
+	const void *vp = deser_bytes(&d, &vlen);
+	struct deser vd = {.p = vp, .len = vlen, .pos = 0, .bad = d.bad};
+	if (d.bad || !w->cfg.visitor.load(w->cfg.visitor.ctx, &vd) || !deser_done(&vd)) {
+		why = "the command's counters are malformed";
+		goto bad;
+	}
+	uint64_t n = deser_u64(&d);
+	for (uint64_t i = 0; i < n && !d.bad; i++) {
+		uint64_t root = deser_u64(&d), cookie = deser_u64(&d), relstart = deser_u64(&d);
+		size_t len;
+		const char *p = deser_bytes(&d, &len);
+		if (d.bad || root >= w->cfg.nroots || relstart > len || len > UINT32_MAX ||
+		    memchr(p, 0, len) || strncmp(p, w->cfg.roots[root], strlen(w->cfg.roots[root])) != 0) {
+			why = "a frontier record is malformed";
+			goto bad;
+		}
+		stack_push(w, rec_new(root, p, len, relstart, cookie));
+	}
+	if (!deser_done(&d))
+		goto bad;
+	return true;
+bad:
+	warnx_("checkpoint snapshot cannot be used: %s; remove the state directory or use --no-state", why);
+	return false;
+}
+
+struct walk *walk_new(const struct walk_config *cfg, const struct sbuf *snapshot)
+{
+	struct walk *w = xcalloc(1, sizeof(*w));
+	w->cfg = *cfg;
+	if (w->cfg.threads < 1)
+		w->cfg.threads = 1;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	w->rootfd = xcalloc(cfg->nroots, sizeof(*w->rootfd));
+	w->rootdev = xcalloc(cfg->nroots, sizeof(*w->rootdev));
+	for (size_t i = 0; i < cfg->nroots; i++) {
+		w->rootfd[i] = open(cfg->roots[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		struct stat st;
+		if (w->rootfd[i] < 0 || fstat(w->rootfd[i], &st) != 0) {
+			warnx_("%s: open: %s", cfg->roots[i], strerror(errno));
+			return NULL;
+		}
+		w->rootdev[i] = st.st_dev;
+	}
+	w->workers = xcalloc(w->cfg.threads, sizeof(*w->workers));
+	for (int i = 0; i < w->cfg.threads; i++) {
+		struct worker *wk = &w->workers[i];
+		wk->w = w;
+		wk->local = xcalloc(1, cfg->visitor.local_size);
+		wk->buf = xmalloc(BUF_MAX);
+		wk->order = xmalloc(BUF_MAX / 24 * sizeof(*wk->order));
+	}
+	w->sessions = 1;
+	w->start_ns = now_ns();
+	if (snapshot) {
+		if (!load_snapshot(w, snapshot))
+			return NULL;
+	} else {
+		visit_roots(w);
+	}
+	if (w->nstack == 0)
+		atomic_store(&w->finished, true);
+	return w;
+}
+
+void walk_start(struct walk *w)
+{
+	w->started = true;
+	for (int i = 0; i < w->cfg.threads; i++)
+		if (pthread_create(&w->workers[i].tid, NULL, worker_main, &w->workers[i]) != 0) {
+			warnx_("cannot start worker thread: %s", strerror(errno));
+			abort();
+		}
+}
+
+static bool walk_done(void *ctx) { return atomic_load(&((struct walk *)ctx)->finished); }
+
+static void walk_progress(void *ctx, struct sbuf *line)
+{
+	struct walk *w = ctx;
+	w->progress(w->cfg.visitor.ctx, line);
+}
+
+static void walk_sync(void *ctx)
+{
+	struct walk *w = ctx;
+	if (w->sync)
+		w->sync(w->cfg.visitor.ctx);
+}
+
+struct run_hooks walk_run_hooks(struct walk *w, void (*progress)(void *ctx, struct sbuf *line),
+				void (*sync)(void *ctx))
+{
+	w->progress = progress;
+	w->sync = sync;
+	struct run_hooks h = {
+	    .ctx = w, .done = walk_done, .snapshot = walk_snapshot, .sync = walk_sync, .progress = walk_progress};
+	return h;
+}
+
+void walk_join(struct walk *w)
+{
+	if (w->started)
+		for (int i = 0; i < w->cfg.threads; i++)
+			pthread_join(w->workers[i].tid, NULL);
+	w->started = false;
+	w->end_ns = now_ns();
+}
+
+void walk_free(struct walk *w)
+{
+	if (!w)
+		return;
+	walk_join(w);
+	for (int i = 0; i < w->cfg.threads; i++) {
+		struct worker *wk = &w->workers[i];
+		free(wk->local);
+		free(wk->buf);
+		free(wk->order);
+		free(wk->kids);
+		sbuf_free(&wk->errs.lines);
+		sbuf_free(&wk->scratch);
+	}
+	for (size_t i = 0; i < w->nstack; i++)
+		free(w->stack[i]);
+	for (size_t i = 0; i < w->cfg.nroots; i++)
+		if (w->rootfd[i] >= 0)
+			close(w->rootfd[i]);
+	free(w->stack);
+	free(w->rootfd);
+	free(w->rootdev);
+	free(w->workers);
+	free(w);
+}
+
+uint64_t walk_errors(struct walk *w) { return w->cfg.errlog->count; }
+
+double walk_elapsed(struct walk *w)
+{
+	return (w->prev_ns + ((w->end_ns ? w->end_ns : now_ns()) - w->start_ns)) / 1e9;
+}
+
+uint64_t walk_sessions(struct walk *w) { return w->sessions; }
+
+void walk_lock(struct walk *w) { pthread_mutex_lock(&w->lock); }
+
+void walk_unlock(struct walk *w) { pthread_mutex_unlock(&w->lock); }

@@ -1,0 +1,105 @@
+/*
+ * walk: the one traversal engine. N worker threads read directories with getdents64 into large
+ * buffers and hand every entry to a visitor (count, print, check, unlink, copy: the command's
+ * action). No per-entry state is kept: the only memory that grows is the frontier of directories
+ * not yet read, and that is bounded, because a worker that finds the frontier over its high-water
+ * mark parks the directory it is reading (its path and the getdents cookie where it stopped) and
+ * goes deeper first.
+ *
+ * Work is committed in batches (a getdents buffer or several) under one engine lock: the
+ * visitor's counters and output, the failures, the children found and the reading position of the
+ * directory advance together. A snapshot taken under that lock is therefore exact, and a resumed
+ * walk — directories re-opened by path and seeked to their cookie — ends with exactly the result
+ * of an uninterrupted one.
+ */
+#ifndef MYRIAD_WALK_H
+#define MYRIAD_WALK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "engine/run.h"
+#include "report/errlog.h"
+#include "state/ser.h"
+
+/* The directory whose entries are being visited. */
+struct walk_dir {
+	const char *path; /* as printed: the operand, then "/name" per level */
+	size_t pathlen;
+	int fd;
+	unsigned root;    /* which operand it is under */
+};
+
+/* One entry. stx is set when the walk stats entries (walk_config.stat_mask). */
+struct walk_entry {
+	const char *name;
+	size_t namelen;
+	unsigned char type; /* DT_* (never DT_UNKNOWN: the engine resolves it) */
+	uint64_t ino;
+	const struct statx *stx;
+};
+
+struct walk_visitor {
+	void *ctx;
+	size_t local_size; /* bytes of per-worker batch state, zeroed at start */
+	/* Visit one entry (in a worker, no lock held). d is NULL for an operand itself, whose path is
+	 * then the entry's name. errs collects failures of the visit. */
+	void (*entry)(void *ctx, void *local, const struct walk_dir *d, const struct walk_entry *e,
+		      struct errbatch *errs);
+	/* Fold the batch into the totals and emit its output (engine lock held); reset local. */
+	void (*commit)(void *ctx, void *local);
+	/* Append the command's part of a snapshot / read it back (engine lock held). */
+	void (*save)(void *ctx, struct sbuf *b);
+	bool (*load)(void *ctx, struct deser *d);
+};
+
+struct walk_config {
+	char *const *roots;
+	size_t nroots;
+	int threads;
+	bool xdev;
+	char *const *excludes; /* fnmatch patterns on names */
+	size_t nexcludes;
+	unsigned stat_mask;    /* statx every entry for these fields (0: only where d_type is unknown) */
+	struct walk_visitor visitor;
+	struct errlog *errlog;
+};
+
+struct walk;
+
+/*
+ * Prepare a walk: open the operands (already checked by the command). With a snapshot (from
+ * ckpt_load), restore the frontier and the visitor's state from it; otherwise visit the operands
+ * themselves. Returns NULL with a message on failure (a corrupt snapshot, an operand gone).
+ */
+struct walk *walk_new(const struct walk_config *cfg, const struct sbuf *snapshot);
+
+/* Start the workers. */
+void walk_start(struct walk *w);
+
+/* Hooks for run_loop. progress and sync are the command's, called with the visitor's ctx. */
+struct run_hooks walk_run_hooks(struct walk *w, void (*progress)(void *ctx, struct sbuf *line),
+				void (*sync)(void *ctx));
+
+/* After run_loop returned RUN_DONE: wait for the workers to exit. */
+void walk_join(struct walk *w);
+
+/* Free a joined (or never started) walk. */
+void walk_free(struct walk *w);
+
+/* Append the full path of entry e in directory d (d NULL: an operand) to b. */
+void walk_path(struct sbuf *b, const struct walk_dir *d, const struct walk_entry *e);
+
+/* Errors and time so far. */
+uint64_t walk_errors(struct walk *w);
+double walk_elapsed(struct walk *w);
+/* Run sessions so far (1 + number of resumes). */
+uint64_t walk_sessions(struct walk *w);
+
+/* Take the engine lock (to read a visitor's totals consistently). */
+void walk_lock(struct walk *w);
+void walk_unlock(struct walk *w);
+
+#endif

@@ -1,0 +1,35 @@
+/*
+ * dir: the thin syscall layer for reading directories. getdents64 into a caller's large buffer
+ * (no per-entry syscalls, d_type straight from the kernel), and opening a directory by a path
+ * relative to a parent fd without following symlinks anywhere on the way, also when the path is
+ * longer than PATH_MAX.
+ */
+#ifndef MYRIAD_DIR_H
+#define MYRIAD_DIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/* Read entries into buf. Returns bytes read, 0 at the end, -1 with errno. */
+ssize_t dir_read(int fd, void *buf, size_t size);
+
+/*
+ * Open the directory at rel (relative to dirfd; "" means dirfd itself, as a new open file) for
+ * reading, refusing symlinks in every component. Long paths are opened in pieces. Returns the fd
+ * or -1 with errno (ELOOP when a component is a symlink, ENOTDIR when one is not a directory).
+ */
+int dir_open_at(int dirfd, const char *rel, size_t rel_len);
+
+/* Is this entry "." or ".."? */
+static inline int dir_is_dot(const char *n) { return n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2])); }
+
+#endif

@@ -1,0 +1,74 @@
+/* errlog: failed entries on stderr and as JSON lines (see errlog.h). */
+#include "report/errlog.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/json.h"
+#include "util/util.h"
+
+int errlog_open(struct errlog *l, const char *path, bool resume, uint64_t resume_len, uint64_t resume_count)
+{
+	memset(l, 0, sizeof(*l));
+	l->path = path;
+	l->file.fd = -1;
+	l->count = resume ? resume_count : 0;
+	if (!path)
+		return 0;
+	l->have_file = true;
+	return outfile_open(&l->file, path, 2, resume, resume_len);
+}
+
+void errlog_close(struct errlog *l)
+{
+	if (l->have_file)
+		outfile_close(&l->file);
+}
+
+void escape_path(struct sbuf *b, const char *path, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = path[i];
+		if (c == '\n')
+			sbuf_add(b, "\\n", 2);
+		else if (c == '\t')
+			sbuf_add(b, "\\t", 2);
+		else if (c == '\\')
+			sbuf_add(b, "\\\\", 2);
+		else if (c < 0x20 || c == 0x7f)
+			sbuf_printf(b, "\\x%02x", c);
+		else
+			sbuf_addc(b, c);
+	}
+}
+
+void errlog_report(struct errbatch *b, const char *path, size_t pathlen, const char *op, int err)
+{
+	struct sbuf msg = {0};
+	sbuf_printf(&msg, "%s: ", prog_name);
+	escape_path(&msg, path, pathlen);
+	sbuf_printf(&msg, ": %s: %s\n", op, strerror(err));
+	(void)write_all(2, msg.data, msg.len);
+	sbuf_free(&msg);
+
+	struct json j;
+	json_init(&j, &b->lines);
+	json_open(&j, NULL, '{');
+	json_bytes(&j, "path", path, pathlen);
+	json_str(&j, "op", op);
+	json_i64(&j, "errno", err);
+	json_str(&j, "error", strerror(err));
+	json_close(&j, '}');
+	sbuf_addc(&b->lines, '\n');
+	b->count++;
+}
+
+void errlog_commit(struct errlog *l, struct errbatch *b)
+{
+	if (l->have_file && b->lines.len && outfile_write(&l->file, b->lines.data, b->lines.len) != 0)
+		warnx_("%s: write: %s", l->file.name, strerror(errno));
+	l->count += b->count;
+	sbuf_clear(&b->lines);
+	b->count = 0;
+}

@@ -1,0 +1,49 @@
+/*
+ * ckpt: the one checkpoint mechanism every long command uses. It owns the state directory
+ * (--state DIR, or by default $XDG_STATE_HOME/myriad/CMD-HASH, /var/lib/myriad/CMD-HASH for root,
+ * keyed by the command's identity: its name, absolute operands and result-affecting options), the
+ * lock that refuses a second run on the same state, and atomic snapshots (temporary file, fsync,
+ * rename, fsync of the directory). What goes into a snapshot is the command's business: ckpt
+ * stores opaque blobs (see ser.h for their format).
+ */
+#ifndef MYRIAD_CKPT_H
+#define MYRIAD_CKPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/sbuf.h"
+
+struct ckpt;
+
+/*
+ * Open and lock the state directory for a job. identity is the job's canonical description
+ * (it is hashed for the default directory name and compared on resume); summary is a readable
+ * one-line command kept beside the state for humans. Returns NULL with a message on stderr when
+ * the directory cannot be created or another run holds the lock.
+ */
+struct ckpt *ckpt_open(const char *cmd, const char *state_dir, const struct sbuf *identity,
+		       const char *summary);
+
+/* The directory in use. */
+const char *ckpt_dir(const struct ckpt *c);
+
+/*
+ * Read the last snapshot into buf. Returns 1 when there is one, 0 when there is none (a fresh
+ * start), -1 when it cannot be read or belongs to another job (message on stderr).
+ */
+int ckpt_load(struct ckpt *c, struct sbuf *buf);
+
+/* Replace the snapshot atomically and durably. 0, or -1 with a message on stderr. */
+int ckpt_save(struct ckpt *c, const void *data, size_t len);
+
+/* The job finished: remove the snapshot and the directory, release the lock, free. */
+void ckpt_finish(struct ckpt *c);
+
+/* The job stopped early: keep the snapshot, release the lock, free. */
+void ckpt_close(struct ckpt *c);
+
+/* Is path (absolute, resolved) inside dir (absolute, resolved) or equal to it? */
+bool path_inside(const char *path, const char *dir);
+
+#endif

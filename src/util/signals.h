@@ -1,0 +1,22 @@
+/*
+ * signals: SIGINT and SIGTERM ask a run to stop; the main thread sleeps in sig_wait and is woken
+ * by a signal or by sig_wake (workers call it when the work is done). A self-pipe makes both
+ * wake-ups immediate, so a stop is handled within milliseconds, never at the next tick.
+ */
+#ifndef MYRIAD_SIGNALS_H
+#define MYRIAD_SIGNALS_H
+
+#include <stdbool.h>
+
+/* Install the handlers (once, before starting workers). SIGPIPE is ignored. */
+void sig_install(void);
+/* Sleep up to timeout_ms or until woken. Returns true once a stop signal has arrived. */
+bool sig_wait(int timeout_ms);
+/* Has a stop signal arrived? */
+bool sig_stop_requested(void);
+/* The signal that stopped us (0 if none). */
+int sig_stop_signal(void);
+/* Wake the thread in sig_wait (async-signal-safe). */
+void sig_wake(void);
+
+#endif

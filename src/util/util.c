@@ -1,0 +1,172 @@
+/*
+ * util: allocation, number parsing and formatting shared by every command (see util.h).
+ */
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *prog_name = "myriad";
+
+static void out_of_memory(size_t n)
+{
+	fprintf(stderr, "%s: out of memory allocating %zu bytes\n", prog_name, n);
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		out_of_memory(n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		out_of_memory(n * size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		out_of_memory(n);
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+	if (!p)
+		out_of_memory(strlen(s));
+	return p;
+}
+
+void warnx_(const char *fmt, ...)
+{
+	char buf[4096];
+	int n = snprintf(buf, sizeof(buf), "%s: ", prog_name);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf + n, sizeof(buf) - n - 1, fmt, ap);
+	va_end(ap);
+	size_t len = strlen(buf);
+	buf[len++] = '\n';
+	/* One write, so lines from several threads do not interleave. */
+	(void)write_all(2, buf, len);
+}
+
+static bool parse_suffixed(const char *s, uint64_t *out, uint64_t base, bool allow_b)
+{
+	if (!s || !*s || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return false;
+	uint64_t mult = 1;
+	if (*end) {
+		const char *units = "kmgtpe";
+		const char *u = strchr(units, *end | 0x20);
+		if (!u || !*u)
+			return false;
+		for (const char *p = units; p <= u; p++)
+			mult *= base;
+		end++;
+		if (allow_b && *end == 'i')
+			end++;
+		if (allow_b && (*end == 'B' || *end == 'b'))
+			end++;
+	} else if (allow_b && (*end == 'B' || *end == 'b')) {
+		end++;
+	}
+	if (*end)
+		return false;
+	if (v && mult > UINT64_MAX / v)
+		return false;
+	*out = v * mult;
+	return true;
+}
+
+bool parse_count(const char *s, uint64_t *out) { return parse_suffixed(s, out, 1000, false); }
+
+bool parse_size(const char *s, uint64_t *out) { return parse_suffixed(s, out, 1024, true); }
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+char *fmt_count(char *buf, uint64_t n)
+{
+	char tmp[32];
+	int len = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)n);
+	int o = 0;
+	for (int i = 0; i < len; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+char *fmt_bytes(char *buf, uint64_t n)
+{
+	static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	double v = n;
+	unsigned u = 0;
+	while (v >= 1024 && u + 1 < ARRAY_LEN(units)) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, 32, "%llu B", (unsigned long long)n);
+	else
+		snprintf(buf, 32, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+int cpu_count(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}
+
+void raise_nofile_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}

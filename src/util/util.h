@@ -1,0 +1,50 @@
+/*
+ * util: small helpers every module uses — allocation that cannot fail silently, number parsing with
+ * the suffix conventions of DESIGN.md (counts take decimal suffixes, byte sizes binary ones), time.
+ */
+#ifndef MYRIAD_UTIL_H
+#define MYRIAD_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The program name used in messages ("myriad walk"). Set once by main. */
+extern const char *prog_name;
+
+/* malloc/realloc/strdup that abort with a message when memory runs out. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/* Print "myriad CMD: message" to stderr. */
+void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Parse a count with optional decimal suffix k/K, M, G, T, P (1M = 1,000,000). false on bad input. */
+bool parse_count(const char *s, uint64_t *out);
+
+/* Parse a byte size with optional binary suffix k, M, G, T (4k = 4096), optional trailing B/iB. */
+bool parse_size(const char *s, uint64_t *out);
+
+/* Monotonic time in nanoseconds. */
+uint64_t now_ns(void);
+
+/* Format n with thousands separators into buf (at least 32 bytes); returns buf. */
+char *fmt_count(char *buf, uint64_t n);
+
+/* Format a byte count as "1.5 GiB" into buf (at least 32 bytes); returns buf. */
+char *fmt_bytes(char *buf, uint64_t n);
+
+/* Number of online CPUs (at least 1). */
+int cpu_count(void);
+
+/* Raise the soft open-file limit to the hard limit. */
+void raise_nofile_limit(void);
+
+/* Write all of buf to fd, retrying on EINTR and short writes. -1 with errno on failure. */
+int write_all(int fd, const void *buf, size_t len);
+
+#endif
