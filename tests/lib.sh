@@ -72,3 +72,67 @@ mount_faultfs() {
 	"$FAULTFS" "$@" "$backing" "$mnt" || return 1
 	on_exit "fusermount3 -u '$mnt' || umount -l '$mnt'"
 }
+
+# make_hostile_tree DIR: every file type, hostile names (newlines, invalid UTF-8, leading dashes,
+# 255-byte names), a path longer than PATH_MAX, symlink loops and dangling links.
+make_hostile_tree() {
+	local d=$1 long i
+	mkdir -p "$d/sub/deeper" "$d/-dash" "$d"/$'new\nline' "$d"/$'bad\xff\xfeutf8'
+	touch "$d/file" "$d/sub/f1" "$d/sub/deeper/f2" "$d"/$'new\nline'/$'in\nside' "$d"/$'bad\xff\xfeutf8'/$'\x80' \
+		"$d/-dash/-n" "$d/ spaces " "$d/.hidden"
+	printf 'data' >"$d/sub/with-data"
+	ln -s file "$d/link"
+	ln -s /nonexistent/target "$d/dangling"
+	ln -s loop2 "$d/loop1"
+	ln -s loop1 "$d/loop2"
+	ln -s . "$d/sub/self"
+	ln -s .. "$d/sub/deeper/up"
+	mkfifo "$d/fifo"
+	perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Local => $ARGV[0], Listen => 1) or die "socket: $!"' "$d/sock"
+	if is_root; then
+		mknod "$d/blockdev" b 7 250
+		mknod "$d/chardev" c 1 3
+	fi
+	long=$(printf 'n%.0s' $(seq 255))
+	touch "$d/$long"
+	mkdir "$d/${long/n/m}"
+	touch "$d/${long/n/m}/$long"
+	# A path longer than PATH_MAX: 24 levels of 200-byte names, built step by step.
+	(
+		cd "$d" || exit 1
+		for i in $(seq 24); do
+			name=$(printf "L$i%.0s" $(seq 100) | cut -c1-200)
+			mkdir "$name" && cd "$name" || exit 1
+		done
+		touch deepfile
+		ln -s deepfile deeplink
+	)
+}
+
+# find_counts DIR: "total f d l p s b c" as find sees them (no stat of targets, like walk).
+find_counts() {
+	local t out
+	out=$(find "$1" -printf x | wc -c)
+	for t in f d l p s b c; do out="$out $(find "$1" -type $t -printf x | wc -c)"; done
+	echo "$out"
+}
+
+# walk_counts JSONFILE: the same fields from a walk --json summary.
+walk_counts() {
+	local j=$1 t out
+	out=$(json_num "$j" entries)
+	for t in f d l p s b c; do out="$out $(grep -o "\"$t\":[0-9]*" "$j" | head -1 | cut -d: -f2)"; done
+	echo "$out"
+}
+
+# json_num FILE KEY: the first numeric value of KEY in a flat JSON document.
+json_num() { grep -o "\"$2\":[0-9.e+-]*" "$1" | head -1 | cut -d: -f2; }
+
+# peak_rss_kib CMD...: run CMD (output discarded) and print its peak RSS in KiB.
+peak_rss_kib() {
+	local f
+	f=$(mktemp)
+	/usr/bin/time -f %M -o "$f" "$@" >/dev/null 2>&1
+	tail -n 1 "$f"
+	rm -f "$f"
+}

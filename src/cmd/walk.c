@@ -37,6 +37,7 @@ static const char walk_help[] =
     "      --exclude GLOB       skip entries whose name matches GLOB (a skipped directory is not\n"
     "                           entered); repeatable\n"
     "      --xdev               do not descend into other filesystems\n"
+    "      --rate N             read at most N entries per second (to spare a busy system)\n"
     "%s"
     "\n"
     "Operands that are symlinks to directories are followed; nothing under them is.\n"
@@ -254,6 +255,7 @@ int cmd_walk(int argc, char **argv)
 	    {"type", required_argument, 0, OPT_CMD_BASE + 3},
 	    {"exclude", required_argument, 0, OPT_CMD_BASE + 4},
 	    {"xdev", no_argument, 0, OPT_CMD_BASE + 5},
+	    {"rate", required_argument, 0, OPT_CMD_BASE + 6},
 	    {0, 0, 0, 0},
 	};
 	struct walk_cmd c = {.type_mask = (1u << T_N) - 1};
@@ -262,6 +264,8 @@ int cmd_walk(int argc, char **argv)
 	char **excludes = xcalloc(argc, sizeof(char *));
 	size_t nexcludes = 0;
 	bool xdev = false;
+	uint64_t rate = 0;
+	struct throttle throttle;
 	const char *types = "";
 	int opt;
 	while ((opt = getopt_long(argc, argv, "j:o:", longopts, NULL)) != -1) {
@@ -283,6 +287,10 @@ int cmd_walk(int argc, char **argv)
 			break;
 		case OPT_CMD_BASE + 4: excludes[nexcludes++] = optarg; break;
 		case OPT_CMD_BASE + 5: xdev = true; break;
+		case OPT_CMD_BASE + 6:
+			if (!parse_count(optarg, &rate) || rate == 0)
+				return usage_error("--rate: '%s' is not a positive number of entries per second", optarg);
+			break;
 		default: return usage_error("unknown option");
 		}
 	}
@@ -342,7 +350,9 @@ int cmd_walk(int argc, char **argv)
 	    .visitor = {.ctx = &c, .local_size = sizeof(struct local), .entry = on_entry, .commit = on_commit,
 			.save = on_save, .load = on_load},
 	    .errlog = &c.job.errlog,
+	    .throttle = rate ? &throttle : NULL,
 	};
+	throttle_init(&throttle, rate);
 	c.walk = walk_new(&cfg, snap);
 	if (!c.walk)
 		return EXIT_USAGE;

@@ -244,6 +244,8 @@ static void visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir
 			continue;
 		wk->order[count++] = de;
 	}
+	if (w->cfg.throttle)
+		throttle_take(w->cfg.throttle, count);
 	if (w->cfg.stat_mask && count > 1)
 		qsort(wk->order, count, sizeof(*wk->order), cmp_ino);
 	for (size_t i = 0; i < count; i++) {

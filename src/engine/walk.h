@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "engine/run.h"
+#include "engine/throttle.h"
 #include "report/errlog.h"
 #include "state/ser.h"
 
@@ -65,6 +66,7 @@ struct walk_config {
 	unsigned stat_mask;    /* statx every entry for these fields (0: only where d_type is unknown) */
 	struct walk_visitor visitor;
 	struct errlog *errlog;
+	struct throttle *throttle; /* entries per second, or NULL */
 };
 
 struct walk;

@@ -1,0 +1,174 @@
+/* Unit tests for ser (checksummed blobs) and ckpt (state directories, locking, snapshots). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "state/ckpt.h"
+#include "state/ser.h"
+
+static void blob(struct sbuf *b)
+{
+	ser_begin(b, "MYRTEST1");
+	ser_u64(b, 42);
+	ser_str(b, "hello");
+	ser_u64(b, UINT64_MAX);
+	ser_end(b);
+}
+
+static void blobs_roundtrip(void **state)
+{
+	struct sbuf b = {0};
+	blob(&b);
+	struct deser d;
+	const char *why;
+	assert_true(deser_begin(&d, b.data, b.len, "MYRTEST1", &why));
+	assert_int_equal(deser_u64(&d), 42);
+	size_t n;
+	const char *s = deser_bytes(&d, &n);
+	assert_int_equal(n, 5);
+	assert_memory_equal(s, "hello", 5);
+	assert_true(deser_u64(&d) == UINT64_MAX);
+	assert_true(deser_done(&d));
+	sbuf_free(&b);
+}
+
+static void corruption_and_truncation_are_detected(void **state)
+{
+	struct sbuf b = {0};
+	blob(&b);
+	struct deser d;
+	const char *why;
+	for (size_t cut = 0; cut < b.len; cut++)
+		assert_false(deser_begin(&d, b.data, cut, "MYRTEST1", &why));
+	for (size_t i = 0; i < b.len; i++) {
+		b.data[i] ^= 0x40;
+		assert_false(deser_begin(&d, b.data, b.len, "MYRTEST1", &why));
+		b.data[i] ^= 0x40;
+	}
+	assert_false(deser_begin(&d, b.data, b.len, "MYRTEST2", &why));
+	sbuf_free(&b);
+}
+
+static void reads_past_the_end_fail_safely(void **state)
+{
+	struct sbuf b = {0};
+	ser_begin(&b, "MYRTEST1");
+	ser_u64(&b, 1000); /* a length with no bytes behind it */
+	ser_end(&b);
+	struct deser d;
+	const char *why;
+	assert_true(deser_begin(&d, b.data, b.len, "MYRTEST1", &why));
+	size_t n;
+	assert_null(deser_bytes(&d, &n));
+	assert_true(d.bad);
+	assert_int_equal(deser_u64(&d), 0);
+	assert_false(deser_done(&d));
+	sbuf_free(&b);
+}
+
+static char tmpdir[64];
+
+static int setup(void **state)
+{
+	strcpy(tmpdir, "/tmp/myriad-unit.XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	return system(cmd);
+}
+
+static void snapshots_survive_and_finish_removes(void **state)
+{
+	char dir[128];
+	snprintf(dir, sizeof(dir), "%s/s1", tmpdir);
+	struct sbuf id = {0}, snap = {0};
+	sbuf_adds(&id, "job-a");
+	struct ckpt *c = ckpt_open("test", dir, &id, "cmd\n");
+	assert_non_null(c);
+	assert_int_equal(ckpt_load(c, &snap), 0);
+	assert_int_equal(ckpt_save(c, "one", 3), 0);
+	assert_int_equal(ckpt_save(c, "two!", 4), 0);
+	ckpt_close(c);
+	c = ckpt_open("test", dir, &id, NULL);
+	assert_non_null(c);
+	assert_int_equal(ckpt_load(c, &snap), 1);
+	assert_int_equal(snap.len, 4);
+	assert_memory_equal(snap.data, "two!", 4);
+	ckpt_finish(c);
+	struct stat st;
+	assert_int_not_equal(stat(dir, &st), 0);
+	sbuf_free(&id);
+	sbuf_free(&snap);
+}
+
+static void a_second_run_is_refused(void **state)
+{
+	char dir[128];
+	snprintf(dir, sizeof(dir), "%s/s2", tmpdir);
+	struct sbuf id = {0};
+	sbuf_adds(&id, "job");
+	struct ckpt *c = ckpt_open("test", dir, &id, NULL);
+	assert_non_null(c);
+	pid_t pid = fork();
+	if (pid == 0) /* flock is per open file: another process must be refused */
+		_exit(ckpt_open("test", dir, &id, NULL) == NULL ? 0 : 1);
+	int status;
+	waitpid(pid, &status, 0);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	ckpt_finish(c);
+	sbuf_free(&id);
+}
+
+static void another_jobs_state_is_refused(void **state)
+{
+	char dir[128];
+	snprintf(dir, sizeof(dir), "%s/s3", tmpdir);
+	struct sbuf a = {0}, b = {0}, snap = {0};
+	sbuf_adds(&a, "job-a");
+	sbuf_adds(&b, "job-b");
+	struct ckpt *c = ckpt_open("test", dir, &a, NULL);
+	assert_int_equal(ckpt_save(c, "x", 1), 0);
+	ckpt_close(c);
+	c = ckpt_open("test", dir, &b, NULL);
+	assert_non_null(c);
+	assert_int_equal(ckpt_load(c, &snap), -1);
+	ckpt_finish(c);
+	sbuf_free(&a);
+	sbuf_free(&b);
+	sbuf_free(&snap);
+}
+
+static void path_inside_respects_components(void **state)
+{
+	assert_true(path_inside("/a/b", "/a"));
+	assert_true(path_inside("/a", "/a"));
+	assert_true(path_inside("/a/b", "/a/"));
+	assert_false(path_inside("/ab", "/a"));
+	assert_true(path_inside("/x", "/"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(blobs_roundtrip),
+	    cmocka_unit_test(corruption_and_truncation_are_detected),
+	    cmocka_unit_test(reads_past_the_end_fail_safely),
+	    cmocka_unit_test(snapshots_survive_and_finish_removes),
+	    cmocka_unit_test(a_second_run_is_refused),
+	    cmocka_unit_test(another_jobs_state_is_refused),
+	    cmocka_unit_test(path_inside_respects_components),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

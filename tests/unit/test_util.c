@@ -1,0 +1,78 @@
+/* Unit tests for util (number parsing and formatting) and sbuf. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "util/sbuf.h"
+#include "util/util.h"
+
+static void counts_take_decimal_suffixes(void **state)
+{
+	uint64_t v;
+	assert_true(parse_count("0", &v));
+	assert_int_equal(v, 0);
+	assert_true(parse_count("1M", &v));
+	assert_int_equal(v, 1000000);
+	assert_true(parse_count("100k", &v));
+	assert_int_equal(v, 100000);
+	assert_true(parse_count("1G", &v));
+	assert_int_equal(v, 1000000000);
+	assert_true(parse_count("1T", &v));
+	assert_int_equal(v, 1000000000000ULL);
+	assert_false(parse_count("", &v));
+	assert_false(parse_count("-1", &v));
+	assert_false(parse_count("1x", &v));
+	assert_false(parse_count("1MB", &v));
+	assert_false(parse_count("99999999999999999999", &v));
+	assert_false(parse_count("20000000E", &v)); /* overflows */
+}
+
+static void sizes_take_binary_suffixes(void **state)
+{
+	uint64_t v;
+	assert_true(parse_size("4k", &v));
+	assert_int_equal(v, 4096);
+	assert_true(parse_size("20M", &v));
+	assert_int_equal(v, 20 << 20);
+	assert_true(parse_size("1GiB", &v));
+	assert_int_equal(v, 1 << 30);
+	assert_true(parse_size("512", &v));
+	assert_int_equal(v, 512);
+	assert_false(parse_size("4q", &v));
+	assert_false(parse_size("k", &v));
+}
+
+static void counts_format_with_separators(void **state)
+{
+	char b[32];
+	assert_string_equal(fmt_count(b, 0), "0");
+	assert_string_equal(fmt_count(b, 999), "999");
+	assert_string_equal(fmt_count(b, 1000), "1,000");
+	assert_string_equal(fmt_count(b, 1234567), "1,234,567");
+	assert_string_equal(fmt_bytes(b, 1536), "1.5 KiB");
+}
+
+static void sbuf_grows(void **state)
+{
+	struct sbuf b = {0};
+	for (int i = 0; i < 10000; i++)
+		sbuf_addc(&b, 'a' + i % 26);
+	sbuf_printf(&b, "%d", 42);
+	assert_int_equal(b.len, 10002);
+	assert_memory_equal(b.data + 10000, "42", 2);
+	sbuf_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(counts_take_decimal_suffixes),
+	    cmocka_unit_test(sizes_take_binary_suffixes),
+	    cmocka_unit_test(counts_format_with_separators),
+	    cmocka_unit_test(sbuf_grows),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
