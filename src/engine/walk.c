@@ -27,10 +27,10 @@
 #include "util/signals.h"
 #include "util/util.h"
 
-#define HIGH_WATER 4096          /* frontier records before workers go deeper first */
+#define HIGH_WATER 1024          /* frontier records before workers go deeper first */
 #define BUF_MAX (64 * 1024)      /* getdents buffer */
 #define BUF_MIN 2048             /* fits the largest dirent */
-#define BATCH_BYTES (4u << 20)   /* rough bound on a batch's uncommitted memory */
+#define BATCH_BYTES (1u << 20)   /* rough bound on a batch's uncommitted memory */
 
 struct rec {
 	uint64_t cookie;

@@ -1,0 +1,27 @@
+# Memory does not grow with the tree: peak RSS walking 500k entries is within 1.25x of walking
+# 100k, also with 500k entries in one directory, and 300k subdirectories in one directory take no
+# more than 50k do (the frontier would grow with them without its bound).
+. "$(dirname "$0")/../lib.sh"
+S=$(scratch)
+[ -x /usr/bin/time ] || { skip "GNU time is not installed (scripts/deps installs it)"; exit 0; }
+"$MKTREE" "$S/small" --files 100000 --fanout 1000
+"$MKTREE" "$S/large" --files 500000 --fanout 1000
+"$MKTREE" "$S/flat" --flat --files 500000
+"$MKTREE" "$S/wide1" --dirs-only --files 50000 --fanout 50000
+"$MKTREE" "$S/wide2" --dirs-only --files 300000 --fanout 300000
+for opt in "" "--stat" "--print0"; do
+	small=$(peak_rss_kib "$MYRIAD" walk --no-state $opt "$S/small")
+	large=$(peak_rss_kib "$MYRIAD" walk --no-state $opt "$S/large")
+	flat=$(peak_rss_kib "$MYRIAD" walk --no-state $opt "$S/flat")
+	wide1=$(peak_rss_kib "$MYRIAD" walk --no-state $opt "$S/wide1")
+	wide2=$(peak_rss_kib "$MYRIAD" walk --no-state $opt "$S/wide2")
+	lim=$((small * 125 / 100))
+	for pair in "500k entries:$large" "500k in one directory:$flat"; do
+		name=${pair%%:*} rss=${pair##*:}
+		[ "$rss" -le "$lim" ] && ok "walk ${opt:-(count)}: $name: peak RSS $rss KiB within 1.25x of 100k's $small KiB" ||
+			fail "walk ${opt:-(count)}: $name: peak RSS $rss KiB > 1.25 x 100k's $small KiB"
+	done
+	[ "$wide2" -le $((wide1 * 125 / 100)) ] &&
+		ok "walk ${opt:-(count)}: 300k subdirectories in one directory: $wide2 KiB, within 1.25x of 50k's $wide1 KiB" ||
+		fail "walk ${opt:-(count)}: 300k subdirectories in one directory: $wide2 KiB > 1.25 x 50k's $wide1 KiB"
+done
