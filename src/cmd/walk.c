@@ -25,8 +25,9 @@ static const char walk_help[] =
     "Enumerate every entry under each DIR (DIR included) in parallel, with getdents64 and without\n"
     "stat() unless asked; never sorted, memory bounded, resumable after any interruption.\n"
     "\n"
-    "  -j, --threads N          worker threads (default: 4 per CPU, at least 8: reading cold\n"
-    "                           directories wants many requests in flight)\n"
+    "  -j, --threads N          worker threads (default: one per CPU, growing to 8 per CPU, at\n"
+    "                           least 16, while they wait for the disk: a cold cache wants\n"
+    "                           many reads in flight)\n"
     "      --stat               statx every entry; adds apparent and allocated bytes\n"
     "      --print              stream paths, one per line, in discovery order (never sorted)\n"
     "      --print0             the same, each path followed by a NUL byte\n"
@@ -234,14 +235,15 @@ static void summary_json(struct walk_cmd *c, struct sbuf *b, char *const *roots,
 	json_u64(&j, "errors", walk_errors(c->walk));
 	json_double(&j, "elapsed_s", el);
 	json_double(&j, "entries_per_s", el > 0 ? n / el : 0);
-	json_u64(&j, "threads", threads);
+	json_u64(&j, "threads", walk_threads(c->walk));
 	json_close(&j, '}');
 }
 
+/* Up to 8 per CPU (at least 16) when reads wait on the disk; one per CPU to start with. */
 static int default_threads(void)
 {
-	int n = 4 * cpu_count();
-	return n < 8 ? 8 : n > 64 ? 64 : n;
+	int n = 8 * cpu_count();
+	return n < 16 ? 16 : n > 128 ? 128 : n;
 }
 
 int cmd_walk(int argc, char **argv)
@@ -343,6 +345,7 @@ int cmd_walk(int argc, char **argv)
 	    .roots = roots,
 	    .nroots = nroots,
 	    .threads = threads,
+	    .min_threads = jo.threads ? 0 : cpu_count(),
 	    .xdev = xdev,
 	    .excludes = excludes,
 	    .nexcludes = nexcludes,

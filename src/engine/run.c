@@ -1,6 +1,8 @@
 /* run: progress, periodic checkpoints and stop handling for every command (see run.h). */
 #include "engine/run.h"
 
+#include <stdint.h>
+
 #include "report/progress.h"
 #include "util/signals.h"
 #include "util/util.h"
@@ -27,6 +29,7 @@ enum run_result run_loop(const struct run_hooks *h, const struct run_opts *o)
 	uint64_t next_ckpt = now_ns() + interval;
 	struct sbuf line = {0};
 	enum run_result result = RUN_DONE;
+	uint64_t next_tick = h->tick ? now_ns() + 10000000 : UINT64_MAX;
 	for (;;) {
 		if (h->done(h->ctx))
 			break;
@@ -34,6 +37,11 @@ enum run_result run_loop(const struct run_hooks *h, const struct run_opts *o)
 		int wait = progress_wait_ms(&p, now);
 		if (o->ckpt) {
 			int w = next_ckpt > now ? (int)((next_ckpt - now) / 1000000) + 1 : 0;
+			if (w < wait)
+				wait = w;
+		}
+		if (next_tick != UINT64_MAX) {
+			int w = next_tick > now ? (int)((next_tick - now) / 1000000) : 0;
 			if (w < wait)
 				wait = w;
 		}
@@ -47,6 +55,10 @@ enum run_result run_loop(const struct run_hooks *h, const struct run_opts *o)
 		if (h->done(h->ctx))
 			break;
 		now = now_ns();
+		if (now >= next_tick) {
+			int ms = h->tick(h->ctx);
+			next_tick = ms < 0 ? UINT64_MAX : now + (uint64_t)ms * 1000000;
+		}
 		if (progress_due(&p, now)) {
 			sbuf_clear(&line);
 			h->progress(h->ctx, &line);

@@ -23,6 +23,9 @@ struct run_hooks {
 	void (*sync)(void *ctx);
 	/* Format the progress text (no newline). */
 	void (*progress)(void *ctx, struct sbuf *line);
+	/* Called every few ms while it asks to be: returns ms until the next call, or -1 for no more
+	 * (may be NULL). The engine adjusts itself here, e.g. its number of workers. */
+	int (*tick)(void *ctx);
 };
 
 struct run_opts {

@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "io/dir.h"
@@ -31,6 +32,7 @@
 #define BUF_MAX (64 * 1024)      /* getdents buffer */
 #define BUF_MIN 2048             /* fits the largest dirent */
 #define BATCH_BYTES (1u << 20)   /* rough bound on a batch's uncommitted memory */
+#define TICK_MS 10               /* how often the pool size is reconsidered */
 
 struct rec {
 	uint64_t cookie;
@@ -69,7 +71,9 @@ struct walk {
 	int *rootfd;
 	dev_t *rootdev;
 	struct worker *workers;
-	bool started;
+	int nstarted;          /* workers started (grows from min_threads to threads) */
+	bool joined;
+	uint64_t tick_wall, tick_cpu;
 	void (*progress)(void *ctx, struct sbuf *line);
 	void (*sync)(void *ctx);
 	uint64_t start_ns;
@@ -470,14 +474,52 @@ struct walk *walk_new(const struct walk_config *cfg, const struct sbuf *snapshot
 	return w;
 }
 
-void walk_start(struct walk *w)
+static void start_workers(struct walk *w, int n)
 {
-	w->started = true;
-	for (int i = 0; i < w->cfg.threads; i++)
-		if (pthread_create(&w->workers[i].tid, NULL, worker_main, &w->workers[i]) != 0) {
+	for (; w->nstarted < n; w->nstarted++)
+		if (pthread_create(&w->workers[w->nstarted].tid, NULL, worker_main, &w->workers[w->nstarted]) != 0) {
 			warnx_("cannot start worker thread: %s", strerror(errno));
 			abort();
 		}
+}
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+void walk_start(struct walk *w)
+{
+	int n = w->cfg.min_threads > 0 && w->cfg.min_threads < w->cfg.threads ? w->cfg.min_threads : w->cfg.threads;
+	w->tick_wall = now_ns();
+	w->tick_cpu = cpu_ns();
+	start_workers(w, n);
+}
+
+/*
+ * Grow the worker pool while the workers wait for I/O rather than use the CPUs: a warm walk is
+ * CPU-bound and runs best with a worker per CPU, a cold one wants many reads in flight.
+ */
+static int walk_tick(void *ctx)
+{
+	struct walk *w = ctx;
+	if (w->nstarted >= w->cfg.threads)
+		return -1;
+	uint64_t wall = now_ns(), cpu = cpu_ns();
+	double used = (double)(cpu - w->tick_cpu) / (double)(wall - w->tick_wall + 1);
+	int busy_cap = w->nstarted < cpu_count() ? w->nstarted : cpu_count();
+	w->tick_wall = wall;
+	w->tick_cpu = cpu;
+	pthread_mutex_lock(&w->lock);
+	bool queued = w->nstack > (size_t)w->nstarted;
+	pthread_mutex_unlock(&w->lock);
+	if (queued && used < 0.5 * busy_cap) {
+		int n = 2 * w->nstarted;
+		start_workers(w, n < w->cfg.threads ? n : w->cfg.threads);
+	}
+	return TICK_MS;
 }
 
 static bool walk_done(void *ctx) { return atomic_load(&((struct walk *)ctx)->finished); }
@@ -500,17 +542,21 @@ struct run_hooks walk_run_hooks(struct walk *w, void (*progress)(void *ctx, stru
 {
 	w->progress = progress;
 	w->sync = sync;
-	struct run_hooks h = {
-	    .ctx = w, .done = walk_done, .snapshot = walk_snapshot, .sync = walk_sync, .progress = walk_progress};
+	struct run_hooks h = {.ctx = w,
+			      .done = walk_done,
+			      .snapshot = walk_snapshot,
+			      .sync = walk_sync,
+			      .progress = walk_progress,
+			      .tick = walk_tick};
 	return h;
 }
 
 void walk_join(struct walk *w)
 {
-	if (w->started)
-		for (int i = 0; i < w->cfg.threads; i++)
+	if (!w->joined)
+		for (int i = 0; i < w->nstarted; i++)
 			pthread_join(w->workers[i].tid, NULL);
-	w->started = false;
+	w->joined = true;
 	w->end_ns = now_ns();
 }
 
@@ -548,6 +594,8 @@ double walk_elapsed(struct walk *w)
 }
 
 uint64_t walk_sessions(struct walk *w) { return w->sessions; }
+
+int walk_threads(struct walk *w) { return w->nstarted; }
 
 void walk_lock(struct walk *w) { pthread_mutex_lock(&w->lock); }
 

@@ -59,7 +59,8 @@ struct walk_visitor {
 struct walk_config {
 	char *const *roots;
 	size_t nroots;
-	int threads;
+	int threads;           /* at most this many workers */
+	int min_threads;       /* start with this many (0: threads); more join while they wait on I/O */
 	bool xdev;
 	char *const *excludes; /* fnmatch patterns on names */
 	size_t nexcludes;
@@ -78,7 +79,7 @@ struct walk;
  */
 struct walk *walk_new(const struct walk_config *cfg, const struct sbuf *snapshot);
 
-/* Start the workers. */
+/* Start the workers (min_threads of them; the run loop's tick adds more while I/O-bound). */
 void walk_start(struct walk *w);
 
 /* Hooks for run_loop. progress and sync are the command's, called with the visitor's ctx. */
@@ -99,6 +100,8 @@ uint64_t walk_errors(struct walk *w);
 double walk_elapsed(struct walk *w);
 /* Run sessions so far (1 + number of resumes). */
 uint64_t walk_sessions(struct walk *w);
+/* Workers started so far. */
+int walk_threads(struct walk *w);
 
 /* Take the engine lock (to read a visitor's totals consistently). */
 void walk_lock(struct walk *w);
