@@ -1,0 +1,286 @@
+/*
+ * pool: workers over numbered units with an exact, bounded checkpoint (see pool.h).
+ *
+ * Snapshot ("MYRPOOL1"): elapsed ns, sessions, error count and --errors length, the visitor's
+ * blob, the watermark, and the bitmap of finished units in [watermark, watermark + WINDOW).
+ */
+#include "engine/pool.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/signals.h"
+#include "util/util.h"
+
+#define WINDOW 4096
+
+struct pworker {
+	struct pool *p;
+	pthread_t tid;
+	void *local;
+	struct errbatch errs;
+	uint64_t unit;  /* the unit in progress */
+	bool busy;
+};
+
+struct pool {
+	struct pool_config cfg;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint64_t low;   /* every unit below is finished */
+	uint64_t next;  /* next unit to claim */
+	uint8_t done[WINDOW / 8]; /* finished units in [low, low + WINDOW), bit (u - low) % WINDOW */
+	uint64_t finished;
+	int halted;
+	bool stopping;
+	atomic_bool over;
+	struct pworker *workers;
+	int nstarted;
+	bool joined;
+	uint64_t start_ns, end_ns, prev_ns, sessions;
+	void (*progress)(void *ctx, struct sbuf *line);
+	void (*sync)(void *ctx);
+};
+
+static bool bit_get(const struct pool *p, uint64_t u) { return p->done[(u % WINDOW) / 8] & (1u << (u % 8)); }
+static void bit_set(struct pool *p, uint64_t u) { p->done[(u % WINDOW) / 8] |= (uint8_t)(1u << (u % 8)); }
+static void bit_clear(struct pool *p, uint64_t u) { p->done[(u % WINDOW) / 8] &= (uint8_t)~(1u << (u % 8)); }
+
+static void check_over(struct pool *p)
+{
+	bool busy = false;
+	for (int i = 0; i < p->nstarted; i++)
+		busy |= p->workers[i].busy;
+	if (!busy && (p->halted || p->low >= p->cfg.units)) {
+		atomic_store(&p->over, true);
+		pthread_cond_broadcast(&p->cond);
+		sig_wake();
+	}
+}
+
+/* Claim the next unit not already finished; false when there is none or the run is halting. */
+static bool claim(struct pworker *w)
+{
+	struct pool *p = w->p;
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		while (p->next < p->cfg.units && p->next >= p->low && bit_get(p, p->next) && p->next < p->low + WINDOW)
+			p->next++; /* finished before a resume */
+		if (p->stopping || p->halted || p->next >= p->cfg.units) {
+			pthread_mutex_unlock(&p->lock);
+			return false;
+		}
+		if (p->next < p->low + WINDOW)
+			break;
+		pthread_cond_wait(&p->cond, &p->lock); /* too far ahead of the oldest unfinished unit */
+	}
+	w->unit = p->next++;
+	w->busy = true;
+	pthread_mutex_unlock(&p->lock);
+	return true;
+}
+
+static void finish(struct pworker *w, int halt)
+{
+	struct pool *p = w->p;
+	pthread_mutex_lock(&p->lock);
+	while (p->stopping)
+		pthread_cond_wait(&p->cond, &p->lock);
+	p->cfg.visitor.commit(p->cfg.visitor.ctx, w->local);
+	errlog_commit(p->cfg.errlog, &w->errs);
+	w->busy = false;
+	if (halt) {
+		/* The unit stays unfinished (pool_unfinished reports it); no new unit starts. */
+		if (!p->halted)
+			p->halted = halt;
+	} else {
+		bit_set(p, w->unit);
+		p->finished++;
+		while (p->low < p->cfg.units && bit_get(p, p->low)) {
+			bit_clear(p, p->low);
+			p->low++;
+		}
+		pthread_cond_broadcast(&p->cond);
+	}
+	check_over(p);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void *worker_main(void *arg)
+{
+	struct pworker *w = arg;
+	while (claim(w)) {
+		int halt = w->p->cfg.visitor.run(w->p->cfg.visitor.ctx, w->local, w->unit, &w->errs);
+		finish(w, halt);
+	}
+	pthread_mutex_lock(&w->p->lock);
+	check_over(w->p);
+	pthread_mutex_unlock(&w->p->lock);
+	return NULL;
+}
+
+static void pool_snapshot(void *ctx, struct sbuf *b, bool stop)
+{
+	struct pool *p = ctx;
+	pthread_mutex_lock(&p->lock);
+	if (stop)
+		p->stopping = true;
+	ser_begin(b, "MYRPOOL1");
+	ser_u64(b, p->prev_ns + ((p->end_ns ? p->end_ns : now_ns()) - p->start_ns));
+	ser_u64(b, p->sessions);
+	ser_u64(b, p->cfg.errlog->count);
+	ser_u64(b, p->cfg.errlog->have_file ? p->cfg.errlog->file.len : 0);
+	struct sbuf v = {0};
+	p->cfg.visitor.save(p->cfg.visitor.ctx, &v);
+	ser_bytes(b, v.data, v.len);
+	sbuf_free(&v);
+	ser_u64(b, p->cfg.units);
+	ser_u64(b, p->low);
+	ser_u64(b, p->finished);
+	uint8_t bits[WINDOW / 8] = {0};
+	for (uint64_t u = p->low; u < p->low + WINDOW && u < p->cfg.units; u++)
+		if (bit_get(p, u))
+			bits[(u - p->low) / 8] |= (uint8_t)(1u << ((u - p->low) % 8));
+	ser_bytes(b, bits, sizeof(bits));
+	ser_end(b);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static bool load_snapshot(struct pool *p, const struct sbuf *snap)
+{
+	struct deser d;
+	const char *why = "malformed";
+	if (!deser_begin(&d, snap->data, snap->len, "MYRPOOL1", &why))
+		goto bad;
+	p->prev_ns = deser_u64(&d);
+	p->sessions = deser_u64(&d) + 1;
+	uint64_t errs = deser_u64(&d), errlen = deser_u64(&d);
+	size_t vlen;
+	const void *vp = deser_bytes(&d, &vlen);
+	if (d.bad)
+		goto bad;
+	if (errlog_open(p->cfg.errlog, p->cfg.errlog->path, true, errlen, errs) != 0)
+		return false;
+	struct deser vd = {.p = vp, .len = vlen};
+	if (!p->cfg.visitor.load(p->cfg.visitor.ctx, &vd) || !deser_done(&vd)) {
+		why = "the command's counters are malformed";
+		goto bad;
+	}
+	uint64_t units = deser_u64(&d);
+	p->low = deser_u64(&d);
+	p->finished = deser_u64(&d);
+	size_t blen;
+	const uint8_t *bits = deser_bytes(&d, &blen);
+	if (!deser_done(&d) || units != p->cfg.units || p->low > units || blen != WINDOW / 8 || p->finished > units) {
+		why = "its progress does not fit this job";
+		goto bad;
+	}
+	for (uint64_t u = p->low; u < p->low + WINDOW && u < units; u++)
+		if (bits[(u - p->low) / 8] & (1u << ((u - p->low) % 8)))
+			bit_set(p, u);
+	p->next = p->low;
+	return true;
+bad:
+	warnx_("checkpoint snapshot cannot be used: %s; remove the state directory or use --no-state", why);
+	return false;
+}
+
+struct pool *pool_new(const struct pool_config *cfg, const struct sbuf *snapshot)
+{
+	struct pool *p = xcalloc(1, sizeof(*p));
+	p->cfg = *cfg;
+	if (p->cfg.threads < 1)
+		p->cfg.threads = 1;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	p->workers = xcalloc(p->cfg.threads, sizeof(*p->workers));
+	for (int i = 0; i < p->cfg.threads; i++) {
+		p->workers[i].p = p;
+		p->workers[i].local = xcalloc(1, cfg->visitor.local_size);
+	}
+	p->sessions = 1;
+	p->start_ns = now_ns();
+	if (snapshot && !load_snapshot(p, snapshot)) {
+		pool_free(p);
+		return NULL;
+	}
+	if (p->low >= p->cfg.units)
+		atomic_store(&p->over, true);
+	return p;
+}
+
+void pool_start(struct pool *p)
+{
+	for (; p->nstarted < p->cfg.threads; p->nstarted++)
+		if (pthread_create(&p->workers[p->nstarted].tid, NULL, worker_main, &p->workers[p->nstarted]) != 0) {
+			warnx_("cannot start worker thread: %s", strerror(errno));
+			abort();
+		}
+}
+
+static bool pool_done(void *ctx) { return atomic_load(&((struct pool *)ctx)->over); }
+
+static void pool_progress(void *ctx, struct sbuf *line)
+{
+	struct pool *p = ctx;
+	p->progress(p->cfg.visitor.ctx, line);
+}
+
+static void pool_sync(void *ctx)
+{
+	struct pool *p = ctx;
+	if (p->sync)
+		p->sync(p->cfg.visitor.ctx);
+}
+
+struct run_hooks pool_run_hooks(struct pool *p, void (*progress)(void *ctx, struct sbuf *line),
+				void (*sync)(void *ctx))
+{
+	p->progress = progress;
+	p->sync = sync;
+	struct run_hooks h = {
+	    .ctx = p, .done = pool_done, .snapshot = pool_snapshot, .sync = pool_sync, .progress = pool_progress};
+	return h;
+}
+
+void pool_join(struct pool *p)
+{
+	if (!p->joined)
+		for (int i = 0; i < p->nstarted; i++)
+			pthread_join(p->workers[i].tid, NULL);
+	p->joined = true;
+	if (!p->end_ns)
+		p->end_ns = now_ns();
+}
+
+void pool_free(struct pool *p)
+{
+	if (!p)
+		return;
+	pool_join(p);
+	for (int i = 0; i < p->cfg.threads; i++) {
+		free(p->workers[i].local);
+		sbuf_free(&p->workers[i].errs.lines);
+	}
+	free(p->workers);
+	free(p);
+}
+
+int pool_halted(struct pool *p) { return p->halted; }
+uint64_t pool_units_done(struct pool *p) { return p->finished; }
+double pool_elapsed(struct pool *p) { return (p->prev_ns + ((p->end_ns ? p->end_ns : now_ns()) - p->start_ns)) / 1e9; }
+uint64_t pool_sessions(struct pool *p) { return p->sessions; }
+uint64_t pool_errors(struct pool *p) { return p->cfg.errlog->count; }
+uint64_t pool_next_unit(struct pool *p) { return p->next; }
+void pool_lock(struct pool *p) { pthread_mutex_lock(&p->lock); }
+void pool_unlock(struct pool *p) { pthread_mutex_unlock(&p->lock); }
+
+void pool_unfinished(struct pool *p, void (*fn)(void *ctx, uint64_t unit), void *ctx)
+{
+	for (uint64_t u = p->low; u < p->next; u++)
+		if (!bit_get(p, u))
+			fn(ctx, u);
+}

@@ -1,0 +1,67 @@
+/*
+ * pool: the engine for work that is numbered in advance (fill and verify: the units are the
+ * layout's directories). N workers claim units in increasing order and may finish them in any
+ * order; each unit's results are committed with it under one lock, so a snapshot — every unit
+ * below a watermark done, plus a bitmap of the units done in a bounded window above it — is exact,
+ * and a resumed run redoes only the units that were in progress. A worker never runs more than
+ * the window ahead of the oldest unfinished unit, which keeps the snapshot small.
+ *
+ * Like walk, a pool plugs into run_loop for progress, checkpoints and signals.
+ */
+#ifndef MYRIAD_POOL_H
+#define MYRIAD_POOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/run.h"
+#include "report/errlog.h"
+#include "state/ser.h"
+
+struct pool_visitor {
+	void *ctx;
+	size_t local_size;
+	/* Do unit u (no lock held). Return 0, or an errno that halts the whole run (ENOSPC...):
+	 * the unit then stays unfinished and no further unit starts. */
+	int (*run)(void *ctx, void *local, uint64_t unit, struct errbatch *errs);
+	/* Fold the batch into the totals (lock held), reset local. */
+	void (*commit)(void *ctx, void *local);
+	/* Append / read back the command's part of a snapshot (lock held). */
+	void (*save)(void *ctx, struct sbuf *b);
+	bool (*load)(void *ctx, struct deser *d);
+};
+
+struct pool_config {
+	uint64_t units;
+	int threads;
+	struct pool_visitor visitor;
+	struct errlog *errlog;
+};
+
+struct pool;
+
+/* Prepare (restoring from snapshot when given). NULL with a message when it is unusable. */
+struct pool *pool_new(const struct pool_config *cfg, const struct sbuf *snapshot);
+void pool_start(struct pool *p);
+struct run_hooks pool_run_hooks(struct pool *p, void (*progress)(void *ctx, struct sbuf *line),
+				void (*sync)(void *ctx));
+/* Wait for the workers (after run_loop returned). */
+void pool_join(struct pool *p);
+void pool_free(struct pool *p);
+
+/* The errno that halted the run (0 if none). */
+int pool_halted(struct pool *p);
+/* Units finished, elapsed seconds (across resumes), sessions, errors. */
+uint64_t pool_units_done(struct pool *p);
+double pool_elapsed(struct pool *p);
+uint64_t pool_sessions(struct pool *p);
+uint64_t pool_errors(struct pool *p);
+/* Call fn(ctx, unit) for every unit claimed but not finished (lock held): e.g. to record the
+ * partly filled directories when a fill halts. */
+void pool_unfinished(struct pool *p, void (*fn)(void *ctx, uint64_t unit), void *ctx);
+/* The first unit not yet claimed: every unit from here on was never started. */
+uint64_t pool_next_unit(struct pool *p);
+void pool_lock(struct pool *p);
+void pool_unlock(struct pool *p);
+
+#endif

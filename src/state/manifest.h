@@ -1,0 +1,43 @@
+/*
+ * manifest: the small text file (DIR/.myriad-fill) with which fill describes the tree it makes:
+ * the layout's parameters, the versions, and once the fill ends exactly which files exist, so
+ * verify needs no options and works on a copy of the tree. It ends with an xxh64 checksum line;
+ * a manifest that does not parse or check is reported, never half-trusted.
+ *
+ * Which files exist: every leaf below `claimed` holds all its files, except the leaves listed as
+ * partial, which hold only their first COUNT files; leaves from `claimed` on hold none. A fill
+ * that ran to the end has claimed = all leaves and no partial leaves; --until-full may stop short.
+ */
+#ifndef MYRIAD_MANIFEST_H
+#define MYRIAD_MANIFEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define MANIFEST_NAME ".myriad-fill"
+#define MANIFEST_MAX_PARTIAL 65536
+
+struct partial_leaf {
+	uint64_t leaf;
+	uint64_t count;
+};
+
+struct manifest {
+	uint64_t files, fanout, size_min, size_max, seed;
+	unsigned layout_version;
+	char myriad_version[32];
+	bool complete;
+	uint64_t claimed;
+	uint64_t npartial;
+	struct partial_leaf *partial;
+};
+
+/* Read DIR's manifest (dirfd). 1 read, 0 none, -1 unusable (message names the file and why). */
+int manifest_read(int dirfd, const char *dirname, struct manifest *m);
+/* Write it atomically and durably. 0 or -1 with a message. */
+int manifest_write(int dirfd, const char *dirname, const struct manifest *m);
+void manifest_free(struct manifest *m);
+/* Expected number of files in leaf (given the layout's full count for it). */
+uint64_t manifest_leaf_files(const struct manifest *m, uint64_t leaf, uint64_t full_count);
+
+#endif
