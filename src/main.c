@@ -18,6 +18,8 @@ struct command {
 };
 
 static const struct command commands[] = {
+    {"fill", cmd_fill, "create N files in a deterministic tree, fast and resumably"},
+    {"verify", cmd_verify, "check a filled tree against its manifest: missing, changed, extra"},
     {"walk", cmd_walk, "enumerate trees in parallel: counts, sizes, paths; resumable"},
 };
 

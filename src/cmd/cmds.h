@@ -3,5 +3,8 @@
 #define MYRIAD_CMDS_H
 
 int cmd_walk(int argc, char **argv);
+int cmd_fill(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+
 
 #endif

@@ -2,6 +2,7 @@
 #include "report/errlog.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -43,14 +44,33 @@ void escape_path(struct sbuf *b, const char *path, size_t len)
 	}
 }
 
+static _Atomic uint64_t stderr_left = UINT64_MAX;
+
+void errlog_stderr_limit(uint64_t n) { stderr_left = n; }
+
+/* May one more line go to stderr? The line after the last says that the rest are elided. */
+static bool stderr_take(void)
+{
+	uint64_t left = stderr_left;
+	while (left != UINT64_MAX && left > 0 && !atomic_compare_exchange_weak(&stderr_left, &left, left - 1)) {
+	}
+	if (left == 1) {
+		warnx_("(further findings are not shown here; --errors FILE records them all)");
+		return false;
+	}
+	return left > 0;
+}
+
 void errlog_report(struct errbatch *b, const char *path, size_t pathlen, const char *op, int err)
 {
-	struct sbuf msg = {0};
-	sbuf_printf(&msg, "%s: ", prog_name);
-	escape_path(&msg, path, pathlen);
-	sbuf_printf(&msg, ": %s: %s\n", op, strerror(err));
-	(void)write_all(2, msg.data, msg.len);
-	sbuf_free(&msg);
+	if (stderr_take()) {
+		struct sbuf msg = {0};
+		sbuf_printf(&msg, "%s: ", prog_name);
+		escape_path(&msg, path, pathlen);
+		sbuf_printf(&msg, ": %s: %s\n", op, strerror(err));
+		(void)write_all(2, msg.data, msg.len);
+		sbuf_free(&msg);
+	}
 
 	struct json j;
 	json_init(&j, &b->lines);
@@ -59,6 +79,29 @@ void errlog_report(struct errbatch *b, const char *path, size_t pathlen, const c
 	json_str(&j, "op", op);
 	json_i64(&j, "errno", err);
 	json_str(&j, "error", strerror(err));
+	json_close(&j, '}');
+	sbuf_addc(&b->lines, '\n');
+	b->count++;
+}
+
+void errlog_problem(struct errbatch *b, const char *path, size_t pathlen, const char *problem, const char *detail)
+{
+	if (stderr_take()) {
+		struct sbuf msg = {0};
+		sbuf_printf(&msg, "%s: %s: ", prog_name, problem);
+		escape_path(&msg, path, pathlen);
+		if (detail && *detail)
+			sbuf_printf(&msg, " (%s)", detail);
+		sbuf_addc(&msg, '\n');
+		(void)write_all(2, msg.data, msg.len);
+		sbuf_free(&msg);
+	}
+	struct json j;
+	json_init(&j, &b->lines);
+	json_open(&j, NULL, '{');
+	json_bytes(&j, "path", path, pathlen);
+	json_str(&j, "problem", problem);
+	json_str(&j, "detail", detail ? detail : "");
 	json_close(&j, '}');
 	sbuf_addc(&b->lines, '\n');
 	b->count++;

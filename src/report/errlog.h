@@ -34,6 +34,16 @@ void errlog_close(struct errlog *l);
 /* Record a failure of operation op on path (bytes) with errno err. Thread-safe, no lock needed. */
 void errlog_report(struct errbatch *b, const char *path, size_t pathlen, const char *op, int err);
 
+/*
+ * Record a finding that is not a failed system call (verify: "missing", "wrong size", "corrupt",
+ * "extra"): on stderr as "myriad verify: PROBLEM: PATH (detail)", as JSON
+ * {"path":..., "problem":..., "detail":...}. Counted like failures.
+ */
+void errlog_problem(struct errbatch *b, const char *path, size_t pathlen, const char *problem, const char *detail);
+
+/* Print at most n lines on stderr from now on (the --errors file still gets every one). */
+void errlog_stderr_limit(uint64_t n);
+
 /* Fold a batch into the log (caller holds the lock that orders commits). */
 void errlog_commit(struct errlog *l, struct errbatch *b);
 

@@ -1,0 +1,595 @@
+/*
+ * myriad fill: create N files in the deterministic layout (engine/layout.h) at the kernel's pace.
+ * The plan is a pool over the layout's leaf directories — a worker owns a whole leaf, so no two
+ * threads create in one directory — and the action creates the leaf's files in order. Creation is
+ * idempotent (O_EXCL, an existing file of the right size is accepted), so a resumed fill redoes
+ * only the leaves that were in progress. DIR/.myriad-fill records the parameters and, at the end,
+ * exactly which files exist.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "cmd/cmds.h"
+#include "cmd/job.h"
+#include "engine/layout.h"
+#include "engine/pool.h"
+#include "engine/throttle.h"
+#include "report/hist.h"
+#include "report/json.h"
+#include "report/progress.h"
+#include "state/manifest.h"
+#include "util/util.h"
+
+static const char fill_help[] =
+    "Usage: myriad fill [OPTIONS] DIR\n"
+    "Create N files under DIR in a balanced, deterministic tree: file i's path, size and contents\n"
+    "are functions of (i, --seed, --fanout, --size), so `myriad verify DIR` can check them.\n"
+    "Resumable: after any interruption, run the same command again.\n"
+    "\n"
+    "  -n, --files N            number of files (1M = 1,000,000), required\n"
+    "  -s, --size SIZE          file size: 0 (default), 4k, 20k ...; or a range 1k-64k, drawn per file\n"
+    "      --fanout N           at most N entries per directory (default 1000)\n"
+    "  -j, --threads N          workers (default: one per CPU; 16 per CPU with --sync file, where\n"
+    "                           every file waits for the disk)\n"
+    "      --sync MODE          none (default): leave data to the kernel; file: fsync each file\n"
+    "                           before close; end: syncfs once at the end\n"
+    "      --until-full         create until the filesystem runs out of space or inodes, then stop\n"
+    "                           cleanly with success; the manifest records which files exist\n"
+    "      --seed N             seed for sizes and contents (default 0)\n"
+    "      --rate N             create at most N files per second\n"
+    "%s"
+    "\n"
+    "DIR is created if missing. A non-empty DIR without a fill manifest of its own (lost+found\n"
+    "aside), or with one made with other parameters, is refused and left untouched.\n"
+    "Out of space or inodes without --until-full: the fill stops with state saved (exit 3); free\n"
+    "space and run the same command to complete it.\n"
+    "After a machine crash, --sync file guarantees every file counted in the last snapshot;\n"
+    "with none or end, re-run the fill and then verify: files whose data was lost are rewritten\n"
+    "only if their size is wrong, so run verify (without --quick) after a crash.\n";
+
+enum { OP_CREATE, OP_WRITE, OP_FSYNC, OP_CLOSE, OP_N };
+static const char *const op_names[] = {"create", "write", "fsync", "close"};
+enum sync_mode { SYNC_NONE, SYNC_FILE, SYNC_END };
+
+struct local {
+	uint64_t created, existing, bytes;
+	struct hist h[OP_N];
+	char *buf;
+};
+
+struct fill {
+	struct layout lay;
+	const char *dir;
+	int dirfd;
+	enum sync_mode sync;
+	bool until_full;
+	struct throttle throttle;
+	bool throttled;
+	uint64_t created, existing, bytes;
+	struct hist h[OP_N];
+	struct timeline tl;
+	struct pool *pool;
+	struct job job;
+	uint64_t halt_files; /* files present when a halt was recorded */
+};
+
+#define DATA_BUF (1u << 20)
+
+static inline uint64_t timed_since(uint64_t t0, struct hist *h)
+{
+	uint64_t t1 = now_ns();
+	hist_add(h, t1 - t0);
+	return t1;
+}
+
+/* Make the leaf's directory (and its parents), return an fd for it. */
+static int open_leaf(struct fill *f, uint64_t leaf, char *path, struct errbatch *errs)
+{
+	size_t len = layout_dir_path(&f->lay, f->lay.depth, leaf, path);
+	if (len == 0)
+		return dup(f->dirfd);
+	for (size_t i = 0; i <= len; i++) {
+		if (path[i] != '/' && path[i] != 0)
+			continue;
+		char c = path[i];
+		path[i] = 0;
+		int r = mkdirat(f->dirfd, path, 0755);
+		int e = errno;
+		path[i] = c;
+		if (r != 0 && e != EEXIST) {
+			errno = e;
+			return -1;
+		}
+	}
+	return openat(f->dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static bool out_of_room(int e) { return e == ENOSPC || e == EDQUOT; }
+
+/* Create file i in leaf dir fd. 0, or an errno (the file is then absent). */
+static int make_file(struct fill *f, struct local *l, int dfd, uint64_t i)
+{
+	char name[32];
+	layout_file_name(i, name);
+	uint64_t size = layout_file_size(&f->lay, i);
+	uint64_t t = now_ns();
+	if (size == 0 && f->sync != SYNC_FILE) {
+		/* One system call per empty file. */
+		if (mknodat(dfd, name, S_IFREG | 0644, 0) == 0) {
+			timed_since(t, &l->h[OP_CREATE]);
+			l->created++;
+			return 0;
+		}
+		if (errno != EEXIST)
+			return errno;
+		struct stat st;
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
+			l->existing++;
+			return 0;
+		}
+		return EEXIST;
+	}
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0 && errno == EEXIST) {
+		/* A resume: accept a complete file (data is written in order), redo a partial one. */
+		struct stat st;
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		    (uint64_t)st.st_size == size) {
+			l->existing++;
+			return 0;
+		}
+		fd = openat(dfd, name, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return errno;
+	t = timed_since(t, &l->h[OP_CREATE]);
+	int err = 0;
+	for (uint64_t off = 0; off < size && !err;) {
+		size_t n = size - off < DATA_BUF ? size - off : DATA_BUF;
+		layout_file_data(&f->lay, i, off, l->buf, n);
+		ssize_t w = pwrite(fd, l->buf, n, off);
+		if (w < 0) {
+			err = errno;
+			break;
+		}
+		off += w;
+		l->bytes += w;
+		t = timed_since(t, &l->h[OP_WRITE]);
+	}
+	if (!err && f->sync == SYNC_FILE) {
+		if (fsync(fd) != 0)
+			err = errno;
+		t = timed_since(t, &l->h[OP_FSYNC]);
+	}
+	if (close(fd) != 0 && !err)
+		err = errno;
+	timed_since(t, &l->h[OP_CLOSE]);
+	if (err) {
+		unlinkat(dfd, name, 0); /* never leave a half-written file to be taken for complete */
+		return err;
+	}
+	l->created++;
+	return 0;
+}
+
+static int fill_unit(void *ctx, void *lp, uint64_t leaf, struct errbatch *errs)
+{
+	struct fill *f = ctx;
+	struct local *l = lp;
+	if (!l->buf)
+		l->buf = xmalloc(DATA_BUF);
+	char path[1024];
+	int dfd = open_leaf(f, leaf, path, errs);
+	if (dfd < 0) {
+		int e = errno;
+		if (out_of_room(e))
+			return e;
+		struct sbuf p = {0};
+		sbuf_printf(&p, "%s/%s", f->dir, path);
+		errlog_report(errs, p.data, p.len, "mkdir", e);
+		sbuf_free(&p);
+		return e; /* a fill cannot go on without its directories */
+	}
+	uint64_t first = leaf * f->lay.fanout, n = layout_leaf_files(&f->lay, leaf);
+	int err = 0;
+	for (uint64_t s = 0; s < n && !err; s++) {
+		if (f->throttled)
+			throttle_take(&f->throttle, 1);
+		err = make_file(f, l, dfd, first + s);
+		if (err && !out_of_room(err)) {
+			char name[32];
+			struct sbuf p = {0};
+			layout_file_name(first + s, name);
+			sbuf_printf(&p, "%s/%s%s%s", f->dir, path, *path ? "/" : "", name);
+			errlog_report(errs, p.data, p.len, "create", err);
+			sbuf_free(&p);
+		}
+	}
+	close(dfd);
+	return err;
+}
+
+static void fill_commit(void *ctx, void *lp)
+{
+	struct fill *f = ctx;
+	struct local *l = lp;
+	f->created += l->created;
+	f->existing += l->existing;
+	f->bytes += l->bytes;
+	for (int i = 0; i < OP_N; i++) {
+		hist_merge(&f->h[i], &l->h[i]);
+		memset(&l->h[i], 0, sizeof(l->h[i]));
+	}
+	l->created = l->existing = l->bytes = 0;
+	if (f->pool)
+		timeline_add(&f->tl, pool_elapsed(f->pool), f->created + f->existing);
+}
+
+static void fill_save(void *ctx, struct sbuf *b)
+{
+	struct fill *f = ctx;
+	ser_u64(b, f->created);
+	ser_u64(b, f->existing);
+	ser_u64(b, f->bytes);
+	for (int i = 0; i < OP_N; i++)
+		hist_save(b, &f->h[i]);
+	timeline_save(b, &f->tl);
+}
+
+static bool fill_load(void *ctx, struct deser *d)
+{
+	struct fill *f = ctx;
+	f->created = deser_u64(d);
+	f->existing = deser_u64(d);
+	f->bytes = deser_u64(d);
+	for (int i = 0; i < OP_N; i++)
+		if (!hist_load(&f->h[i], d))
+			return false;
+	return timeline_load(&f->tl, d) && !d->bad;
+}
+
+static void fill_progress(void *ctx, struct sbuf *line)
+{
+	struct fill *f = ctx;
+	pool_lock(f->pool);
+	uint64_t done = f->created + f->existing;
+	pool_unlock(f->pool);
+	double el = pool_elapsed(f->pool);
+	sbuf_adds(line, "fill: ");
+	progress_format(line, "files", done, f->lay.files, el, el > 0 ? f->created / el : 0, pool_errors(f->pool));
+}
+
+static bool parse_size_spec(const char *s, uint64_t *lo, uint64_t *hi)
+{
+	const char *dash = strchr(s, '-');
+	if (!dash)
+		return parse_size(s, lo) && (*hi = *lo, true);
+	char a[64];
+	size_t n = dash - s;
+	if (n == 0 || n >= sizeof(a))
+		return false;
+	memcpy(a, s, n);
+	a[n] = 0;
+	return parse_size(a, lo) && parse_size(dash + 1, hi) && *lo <= *hi;
+}
+
+/* Is DIR empty but for lost+found and a manifest? */
+static int dir_is_empty(int dfd)
+{
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d)
+		return -1;
+	struct dirent *e;
+	int empty = 1;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "lost+found") &&
+		    strcmp(e->d_name, MANIFEST_NAME) && strcmp(e->d_name, MANIFEST_NAME ".tmp"))
+			empty = 0;
+	closedir(d);
+	return empty;
+}
+
+static const char *room_name(int dirfd)
+{
+	struct statvfs sv;
+	if (fstatvfs(dirfd, &sv) == 0 && sv.f_files > 0 && sv.f_favail == 0)
+		return "inodes";
+	return "space";
+}
+
+/* Count the complete files at the start of an unfinished leaf (a halted --until-full fill). */
+static void record_partial(void *ctx, uint64_t leaf)
+{
+	struct manifest *m = ((void **)ctx)[0];
+	struct fill *f = ((void **)ctx)[1];
+	char path[1024];
+	size_t len = layout_dir_path(&f->lay, f->lay.depth, leaf, path);
+	uint64_t first = leaf * f->lay.fanout, n = layout_leaf_files(&f->lay, leaf), count = 0;
+	int dfd = len ? openat(f->dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : dup(f->dirfd);
+	if (dfd >= 0) {
+		for (; count < n; count++) {
+			char name[32];
+			struct stat st;
+			layout_file_name(first + count, name);
+			if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+			    (uint64_t)st.st_size != layout_file_size(&f->lay, first + count))
+				break;
+		}
+		/* Files after the first gap are not part of the fill: remove them. */
+		for (uint64_t s = count; s < n; s++) {
+			char name[32];
+			layout_file_name(first + s, name);
+			unlinkat(dfd, name, 0);
+		}
+		close(dfd);
+	}
+	m->partial = xrealloc(m->partial, (m->npartial + 1) * sizeof(*m->partial));
+	m->partial[m->npartial++] = (struct partial_leaf){leaf, count};
+	f->halt_files += count;
+}
+
+static void summary(struct fill *f, FILE *out, double el, const char *status)
+{
+	char a[32], b[32], c[32], d[32], e[32], g[32], h[32];
+	uint64_t files = f->created + f->existing;
+	fprintf(out, "fill %s: %s files (%s created, %s already there), %s written; %s errors; %.2f s, %s files/s, %s/s\n",
+		status, fmt_count(a, files), fmt_count(b, f->created), fmt_count(c, f->existing), fmt_bytes(d, f->bytes),
+		fmt_count(e, pool_errors(f->pool)), el, fmt_count(g, el > 0 ? (uint64_t)(f->created / el) : 0),
+		fmt_bytes(h, el > 0 ? (uint64_t)(f->bytes / el) : 0));
+	for (int i = 0; i < OP_N; i++)
+		if (f->h[i].count)
+			fprintf(out, "  %-6s p50 %.1f us, p90 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us\n",
+				op_names[i], hist_quantile(&f->h[i], 0.5) / 1e3, hist_quantile(&f->h[i], 0.9) / 1e3,
+				hist_quantile(&f->h[i], 0.99) / 1e3, hist_quantile(&f->h[i], 0.999) / 1e3,
+				f->h[i].max / 1e3);
+}
+
+static void summary_json(struct fill *f, struct sbuf *b, const char *status, double el, int threads)
+{
+	struct json j;
+	json_init(&j, b);
+	json_open(&j, NULL, '{');
+	json_str(&j, "myriad_version", MYRIAD_VERSION);
+	json_str(&j, "command", "fill");
+	json_bytes(&j, "dir", f->dir, strlen(f->dir));
+	json_str(&j, "status", status);
+	json_u64(&j, "files_requested", f->lay.files);
+	json_u64(&j, "files", f->created + f->existing);
+	json_u64(&j, "created", f->created);
+	json_u64(&j, "already_there", f->existing);
+	json_u64(&j, "bytes", f->bytes);
+	json_u64(&j, "fanout", f->lay.fanout);
+	json_u64(&j, "size_min", f->lay.size_min);
+	json_u64(&j, "size_max", f->lay.size_max);
+	json_u64(&j, "seed", f->lay.seed);
+	json_str(&j, "sync", f->sync == SYNC_FILE ? "file" : f->sync == SYNC_END ? "end" : "none");
+	json_u64(&j, "threads", threads);
+	json_u64(&j, "sessions", pool_sessions(f->pool));
+	json_u64(&j, "errors", pool_errors(f->pool));
+	json_double(&j, "elapsed_s", el);
+	json_double(&j, "files_per_s", el > 0 ? f->created / el : 0);
+	json_double(&j, "bytes_per_s", el > 0 ? f->bytes / el : 0);
+	json_open(&j, "latency", '{');
+	for (int i = 0; i < OP_N; i++)
+		hist_json(&j, op_names[i], &f->h[i]);
+	json_close(&j, '}');
+	timeline_json(&j, "timeline", &f->tl);
+	json_close(&j, '}');
+}
+
+int cmd_fill(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    JOB_LONG_OPTIONS,
+	    {"files", required_argument, 0, 'n'},
+	    {"size", required_argument, 0, 's'},
+	    {"fanout", required_argument, 0, OPT_CMD_BASE},
+	    {"sync", required_argument, 0, OPT_CMD_BASE + 1},
+	    {"until-full", no_argument, 0, OPT_CMD_BASE + 2},
+	    {"seed", required_argument, 0, OPT_CMD_BASE + 3},
+	    {"rate", required_argument, 0, OPT_CMD_BASE + 4},
+	    {0, 0, 0, 0},
+	};
+	struct fill f;
+	memset(&f, 0, sizeof(f));
+	struct job_opts jo;
+	job_opts_init(&jo);
+	uint64_t files = 0, fanout = 1000, smin = 0, smax = 0, seed = 0, rate = 0;
+	bool have_files = false;
+	const char *size_arg = "0";
+	int opt;
+	while ((opt = getopt_long(argc, argv, "j:n:s:", longopts, NULL)) != -1) {
+		int r = job_opt(&jo, opt, optarg);
+		if (r < 0)
+			return EXIT_USAGE;
+		if (r > 0)
+			continue;
+		switch (opt) {
+		case OPT_HELP: printf(fill_help, job_options_help); return EXIT_OK;
+		case 'n':
+			if (!parse_count(optarg, &files) || files > 1000000000000000ull)
+				return usage_error("--files: '%s' is not a count (e.g. 1M; at most 10^15)", optarg);
+			have_files = true;
+			break;
+		case 's':
+			size_arg = optarg;
+			if (!parse_size_spec(optarg, &smin, &smax))
+				return usage_error("--size: '%s' is not a size (e.g. 4k) or a range (e.g. 1k-64k)", optarg);
+			break;
+		case OPT_CMD_BASE:
+			if (!parse_count(optarg, &fanout) || fanout < 2 || fanout > 10000000)
+				return usage_error("--fanout: '%s' is not a number from 2 to 10M", optarg);
+			break;
+		case OPT_CMD_BASE + 1:
+			if (!strcmp(optarg, "none"))
+				f.sync = SYNC_NONE;
+			else if (!strcmp(optarg, "file"))
+				f.sync = SYNC_FILE;
+			else if (!strcmp(optarg, "end"))
+				f.sync = SYNC_END;
+			else
+				return usage_error("--sync: '%s' is not none, file or end", optarg);
+			break;
+		case OPT_CMD_BASE + 2: f.until_full = true; break;
+		case OPT_CMD_BASE + 3:
+			if (!parse_count(optarg, &seed))
+				return usage_error("--seed: '%s' is not a number", optarg);
+			break;
+		case OPT_CMD_BASE + 4:
+			if (!parse_count(optarg, &rate) || !rate)
+				return usage_error("--rate: '%s' is not a positive number of files per second", optarg);
+			break;
+		default: return usage_error("unknown option");
+		}
+	}
+	(void)size_arg;
+	if (!have_files)
+		return usage_error("--files N is required");
+	if (optind + 1 != argc)
+		return usage_error(optind == argc ? "missing operand: the directory to fill" : "one directory only");
+	f.dir = argv[optind];
+	if (!layout_init(&f.lay, files, fanout, smin, smax, seed))
+		return usage_error("these parameters do not make a layout");
+	if (mkdir(f.dir, 0755) != 0 && errno != EEXIST) {
+		warnx_("%s: mkdir: %s", f.dir, strerror(errno));
+		return EXIT_USAGE;
+	}
+	f.dirfd = open(f.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (f.dirfd < 0) {
+		warnx_("%s: open: %s", f.dir, strerror(errno));
+		return EXIT_USAGE;
+	}
+
+	/* DIR must be empty or hold this very fill. */
+	struct manifest m;
+	int mr = manifest_read(f.dirfd, f.dir, &m);
+	if (mr < 0)
+		return EXIT_USAGE;
+	if (mr > 0 && (m.files != files || m.fanout != fanout || m.size_min != smin || m.size_max != smax ||
+		       m.seed != seed)) {
+		warnx_("%s holds a fill with other parameters (--files %llu --fanout %llu --size %llu-%llu --seed %llu): "
+		       "refusing to touch it",
+		       f.dir, (unsigned long long)m.files, (unsigned long long)m.fanout, (unsigned long long)m.size_min,
+		       (unsigned long long)m.size_max, (unsigned long long)m.seed);
+		return EXIT_USAGE;
+	}
+	if (mr == 0 && dir_is_empty(f.dirfd) != 1) {
+		warnx_("%s is not empty and holds no fill manifest: refusing to fill it", f.dir);
+		return EXIT_USAGE;
+	}
+
+	int threads = jo.threads ? jo.threads : f.sync == SYNC_FILE ? 16 * cpu_count() : cpu_count();
+	struct sbuf id = {0}, cmdline = {0};
+	ser_begin(&id, "MYRID001");
+	ser_str(&id, "fill");
+	identity_add_path(&id, f.dir);
+	ser_u64(&id, files);
+	ser_u64(&id, fanout);
+	ser_u64(&id, smin);
+	ser_u64(&id, smax);
+	ser_u64(&id, seed);
+	ser_u64(&id, f.until_full);
+	for (int i = 0; i < argc; i++)
+		sbuf_printf(&cmdline, "%s%s", i ? " " : "myriad ", argv[i]);
+	sbuf_addc(&cmdline, '\n');
+	char *trees[] = {(char *)f.dir};
+	int rc = job_begin(&f.job, &jo, "fill", &id, cmdline.data, trees, 1);
+	sbuf_free(&id);
+	sbuf_free(&cmdline);
+	if (rc)
+		return rc;
+	const struct sbuf *snap = job_snapshot(&f.job);
+	if (mr > 0 && m.complete && !snap) {
+		printf("fill: %s already holds this fill, complete (%llu files): nothing to do\n", f.dir,
+		       (unsigned long long)m.files);
+		manifest_free(&m);
+		return job_end(&f.job, RUN_DONE, 0);
+	}
+	manifest_free(&m);
+	struct manifest nm = {.files = files, .fanout = fanout, .size_min = smin, .size_max = smax, .seed = seed,
+			      .layout_version = LAYOUT_VERSION, .claimed = f.lay.leaves};
+	if (mr == 0 && manifest_write(f.dirfd, f.dir, &nm) != 0)
+		return EXIT_USAGE;
+
+	throttle_init(&f.throttle, rate);
+	f.throttled = rate > 0;
+	timeline_init(&f.tl, 0.5);
+	struct pool_config cfg = {
+	    .units = f.lay.leaves,
+	    .threads = threads,
+	    .visitor = {.ctx = &f, .local_size = sizeof(struct local), .run = fill_unit, .commit = fill_commit,
+			.save = fill_save, .load = fill_load},
+	    .errlog = &f.job.errlog,
+	};
+	f.pool = pool_new(&cfg, snap);
+	if (!f.pool)
+		return EXIT_USAGE;
+	struct run_hooks hooks = pool_run_hooks(f.pool, fill_progress, NULL);
+	if (!snap)
+		job_checkpoint(&f.job, &hooks);
+	pool_start(f.pool);
+	enum run_result res = job_run(&f.job, &hooks);
+	if (res == RUN_DONE)
+		pool_join(f.pool);
+	double el = pool_elapsed(f.pool);
+	timeline_force(&f.tl, el, f.created + f.existing);
+	int halt = pool_halted(f.pool);
+	const char *status = "complete";
+	bool json_stdout = jo.json && !strcmp(jo.json, "-");
+	FILE *out = json_stdout ? stderr : stdout;
+
+	if (res == RUN_DONE && halt && f.until_full && out_of_room(halt)) {
+		/* Full: record exactly which files exist; the fill is complete as far as it could go. */
+		void *ctx[2] = {&nm, &f};
+		nm.claimed = pool_next_unit(f.pool);
+		pool_unfinished(f.pool, record_partial, ctx);
+		printf("fill: %s is out of %s: stopped as asked (--until-full)\n", f.dir, room_name(f.dirfd));
+		status = "full";
+		halt = 0;
+	} else if (res == RUN_DONE && halt) {
+		/* Out of room, or the tree cannot be made: keep the state, stop (exit 3). */
+		run_checkpoint(&hooks, f.job.ckpt, true);
+		if (out_of_room(halt))
+			warnx_("%s is out of %s (%s) after %llu files: state saved; free some and run the same command "
+			       "to complete the fill",
+			       f.dir, room_name(f.dirfd), strerror(halt), (unsigned long long)(f.created + f.existing));
+		res = RUN_STOPPED;
+		status = "stopped";
+	}
+	if (res == RUN_DONE) {
+		if (f.sync == SYNC_END && syncfs(f.dirfd) != 0)
+			warnx_("%s: syncfs: %s", f.dir, strerror(errno));
+		nm.complete = true;
+		if (manifest_write(f.dirfd, f.dir, &nm) != 0)
+			res = RUN_STOPPED;
+	} else if (strcmp(status, "stopped")) {
+		status = "stopped";
+	}
+	summary(&f, out, el, status);
+	if (jo.json) {
+		struct sbuf doc = {0};
+		summary_json(&f, &doc, status, el, threads);
+		write_json_file(jo.json, &doc);
+		sbuf_free(&doc);
+	}
+	uint64_t errors = pool_errors(f.pool);
+	if (res == RUN_STOPPED && halt && f.job.ckpt) {
+		errlog_close(&f.job.errlog);
+		ckpt_close(f.job.ckpt);
+		return EXIT_STOPPED;
+	}
+	rc = job_end(&f.job, res, errors);
+	manifest_free(&nm);
+	if (res == RUN_DONE)
+		pool_free(f.pool);
+	return rc;
+}

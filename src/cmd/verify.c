@@ -1,0 +1,465 @@
+/*
+ * myriad verify: check a tree made by fill against its manifest. The plan is a pool over every
+ * directory of the layout (leaves first, then the levels above them); the action checks that each
+ * expected file is there with its size and contents (--quick: type and size) and reports every
+ * entry fill did not make, deciding from the layout function alone — no list in memory.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd/cmds.h"
+#include "cmd/job.h"
+#include "engine/layout.h"
+#include "engine/pool.h"
+#include "io/dir.h"
+#include "report/json.h"
+#include "report/progress.h"
+#include "state/manifest.h"
+#include "util/util.h"
+
+static const char verify_help[] =
+    "Usage: myriad verify [OPTIONS] DIR\n"
+    "Check a tree made by `myriad fill` against its manifest (DIR/.myriad-fill): every expected\n"
+    "file exists with its size and contents, and nothing else is there. Works on copies of the tree.\n"
+    "\n"
+    "      --quick              check presence, type and size only (no contents)\n"
+    "  -j, --threads N          workers (default: 2 per CPU)\n"
+    "%s"
+    "\n"
+    "Findings (missing, wrong type, wrong size, corrupt, extra), each with its path, go to stderr\n"
+    "(the first 100) and all of them to --errors FILE.\n"
+    "Exit status: 0 the tree is exactly as fill made it; 1 it is not, or the fill never finished;\n"
+    "2 DIR holds no manifest (or a bad one); 3 stopped by a signal with state saved.\n";
+
+enum { P_MISSING, P_TYPE, P_SIZE, P_CORRUPT, P_EXTRA, P_N };
+static const char *const problem_names[] = {"missing", "wrong type", "wrong size", "corrupt", "extra"};
+static const char *const problem_keys[] = {"missing", "wrong_type", "wrong_size", "corrupt", "extra"};
+
+struct local {
+	uint64_t checked, bytes;
+	uint64_t problems[P_N];
+	char *buf, *want;
+	struct sbuf path;
+};
+
+struct verify {
+	struct layout lay;
+	struct manifest m;
+	const char *dir;
+	int dirfd;
+	bool quick;
+	bool fs_root; /* DIR is a mount point: lost+found is the filesystem's */
+	uint64_t checked, bytes, expected;
+	uint64_t problems[P_N];
+	struct pool *pool;
+	struct job job;
+};
+
+#define READ_BUF (1u << 20)
+
+static uint64_t expected_in_leaf(const struct verify *v, uint64_t leaf)
+{
+	return manifest_leaf_files(&v->m, leaf, layout_leaf_files(&v->lay, leaf));
+}
+
+/* Unit u: a leaf for u < leaves; then the levels above, deepest first. */
+static void unit_dir(const struct verify *v, uint64_t u, unsigned *level, uint64_t *index)
+{
+	if (u < v->lay.leaves || v->lay.depth == 0) {
+		*level = v->lay.depth;
+		*index = u;
+		return;
+	}
+	u -= v->lay.leaves;
+	for (unsigned k = v->lay.depth; k-- > 0;) {
+		if (u < v->lay.dirs_at[k]) {
+			*level = k;
+			*index = u;
+			return;
+		}
+		u -= v->lay.dirs_at[k];
+	}
+	*level = 0;
+	*index = 0;
+}
+
+static uint64_t total_units(const struct layout *l)
+{
+	uint64_t n = l->leaves;
+	if (l->depth == 0)
+		return n ? n : 1; /* DIR itself is the only directory */
+	for (unsigned k = 0; k < l->depth; k++)
+		n += l->dirs_at[k];
+	return n;
+}
+
+static void problem(struct local *l, struct errbatch *errs, const char *dirpath, const char *name, int kind,
+		    const char *detail)
+{
+	sbuf_clear(&l->path);
+	sbuf_adds(&l->path, dirpath);
+	if (name) {
+		if (l->path.len && l->path.data[l->path.len - 1] != '/')
+			sbuf_addc(&l->path, '/');
+		sbuf_adds(&l->path, name);
+	}
+	errlog_problem(errs, l->path.data, l->path.len, problem_names[kind], detail);
+	l->problems[kind]++;
+}
+
+static void io_error(struct local *l, struct errbatch *errs, const char *dirpath, const char *name, const char *op,
+		     int err)
+{
+	sbuf_clear(&l->path);
+	sbuf_printf(&l->path, "%s%s%s", dirpath, name ? "/" : "", name ? name : "");
+	errlog_report(errs, l->path.data, l->path.len, op, err);
+}
+
+/* Compare file i's contents with the layout's. Returns a problem kind, -1 when intact, or -2
+ * after reporting an I/O error. */
+static int check_contents(struct verify *v, struct local *l, int dfd, const char *name, uint64_t i, uint64_t size,
+			  uint64_t *bad_at, int *err)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		*err = errno;
+		return errno == ENOENT ? P_MISSING : -2;
+	}
+	int r = -1;
+	uint64_t off = 0;
+	for (;;) {
+		ssize_t n = read(fd, l->buf, READ_BUF);
+		if (n < 0) {
+			*err = errno;
+			r = -2;
+			break;
+		}
+		if (n == 0)
+			break;
+		if (off + n > size) {
+			r = P_SIZE;
+			break;
+		}
+		layout_file_data(&v->lay, i, off, l->want, n);
+		if (memcmp(l->buf, l->want, n) != 0) {
+			for (ssize_t k = 0; k < n; k++)
+				if (l->buf[k] != l->want[k]) {
+					*bad_at = off + k;
+					break;
+				}
+			r = P_CORRUPT;
+			break;
+		}
+		off += n;
+		l->bytes += n;
+	}
+	close(fd);
+	if (r == -1 && off != size)
+		r = P_SIZE;
+	return r;
+}
+
+static void check_leaf(struct verify *v, struct local *l, int dfd, const char *path, uint64_t leaf, struct errbatch *errs)
+{
+	uint64_t first = leaf * v->lay.fanout, n = expected_in_leaf(v, leaf);
+	char name[32], detail[96];
+	for (uint64_t s = 0; s < n; s++) {
+		uint64_t i = first + s, size = layout_file_size(&v->lay, i);
+		layout_file_name(i, name);
+		l->checked++;
+		struct statx stx;
+		if (dfd < 0 || statx(dfd, name, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_SIZE, &stx) != 0) {
+			if (dfd >= 0 && errno != ENOENT)
+				io_error(l, errs, path, name, "stat", errno);
+			else
+				problem(l, errs, path, name, P_MISSING, NULL);
+			continue;
+		}
+		if (!S_ISREG(stx.stx_mode)) {
+			problem(l, errs, path, name, P_TYPE, "not a regular file");
+			continue;
+		}
+		if (stx.stx_size != size) {
+			snprintf(detail, sizeof(detail), "expected %llu bytes, found %llu", (unsigned long long)size,
+				 (unsigned long long)stx.stx_size);
+			problem(l, errs, path, name, P_SIZE, detail);
+			continue;
+		}
+		if (v->quick || size == 0)
+			continue;
+		uint64_t bad_at = 0;
+		int err = 0;
+		int r = check_contents(v, l, dfd, name, i, size, &bad_at, &err);
+		if (r == -2)
+			io_error(l, errs, path, name, "read", err);
+		else if (r == P_CORRUPT) {
+			snprintf(detail, sizeof(detail), "first difference at byte %llu", (unsigned long long)bad_at);
+			problem(l, errs, path, name, P_CORRUPT, detail);
+		} else if (r >= 0)
+			problem(l, errs, path, name, r, r == P_SIZE ? "size changed while reading" : NULL);
+	}
+}
+
+/* Is this entry of directory (level, index) one that fill made? */
+static bool expected_entry(struct verify *v, unsigned level, uint64_t index, const char *name, unsigned char type)
+{
+	if (level == 0 && (!strcmp(name, MANIFEST_NAME) || (v->fs_root && !strcmp(name, "lost+found"))))
+		return true;
+	uint64_t x;
+	if (level == v->lay.depth) {
+		uint64_t first = index * v->lay.fanout;
+		return layout_parse_file(name, &x) && x >= first && x < first + expected_in_leaf(v, index) &&
+		       (type == DT_REG || type == DT_UNKNOWN);
+	}
+	if (!layout_parse_dir(name, &x) || x >= v->lay.fanout || (type != DT_DIR && type != DT_UNKNOWN))
+		return false;
+	uint64_t child = index * v->lay.fanout + x;
+	if (child >= v->lay.dirs_at[level + 1])
+		return false;
+	/* The child's first leaf must be one the fill claimed. */
+	uint64_t first_leaf = child;
+	for (unsigned k = level + 1; k < v->lay.depth; k++)
+		first_leaf *= v->lay.fanout;
+	return first_leaf < v->m.claimed;
+}
+
+static int verify_unit(void *ctx, void *lp, uint64_t u, struct errbatch *errs)
+{
+	struct verify *v = ctx;
+	struct local *l = lp;
+	if (!l->buf) {
+		l->buf = xmalloc(READ_BUF);
+		l->want = xmalloc(READ_BUF);
+	}
+	unsigned level;
+	uint64_t index;
+	unit_dir(v, u, &level, &index);
+	char rel[1024], path[4096 + 1024];
+	size_t rl = layout_dir_path(&v->lay, level, index, rel);
+	snprintf(path, sizeof(path), "%s%s%s", v->dir, rl ? "/" : "", rel);
+	int dfd = rl ? openat(v->dirfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+		     : openat(v->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 && errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+		io_error(l, errs, path, NULL, "open", errno);
+	if (level == v->lay.depth && index < v->lay.leaves)
+		check_leaf(v, l, dfd, path, index, errs);
+	if (dfd < 0)
+		return 0; /* a missing directory: its files are reported missing by its leaves */
+	char buf[32768];
+	for (;;) {
+		ssize_t n = dir_read(dfd, buf, sizeof(buf));
+		if (n < 0)
+			io_error(l, errs, path, NULL, "readdir", errno);
+		if (n <= 0)
+			break;
+		for (ssize_t off = 0; off < n;) {
+			struct linux_dirent64 *de = (void *)(buf + off);
+			off += de->d_reclen;
+			if (!dir_is_dot(de->d_name) && !expected_entry(v, level, index, de->d_name, de->d_type))
+				problem(l, errs, path, de->d_name, P_EXTRA, NULL);
+		}
+	}
+	close(dfd);
+	return 0;
+}
+
+static void verify_commit(void *ctx, void *lp)
+{
+	struct verify *v = ctx;
+	struct local *l = lp;
+	v->checked += l->checked;
+	v->bytes += l->bytes;
+	for (int k = 0; k < P_N; k++)
+		v->problems[k] += l->problems[k];
+	l->checked = l->bytes = 0;
+	memset(l->problems, 0, sizeof(l->problems));
+}
+
+static void verify_save(void *ctx, struct sbuf *b)
+{
+	struct verify *v = ctx;
+	ser_u64(b, v->checked);
+	ser_u64(b, v->bytes);
+	for (int k = 0; k < P_N; k++)
+		ser_u64(b, v->problems[k]);
+}
+
+static bool verify_load(void *ctx, struct deser *d)
+{
+	struct verify *v = ctx;
+	v->checked = deser_u64(d);
+	v->bytes = deser_u64(d);
+	for (int k = 0; k < P_N; k++)
+		v->problems[k] = deser_u64(d);
+	return !d->bad;
+}
+
+static uint64_t findings(const struct verify *v)
+{
+	uint64_t n = 0;
+	for (int k = 0; k < P_N; k++)
+		n += v->problems[k];
+	return n;
+}
+
+static void verify_progress(void *ctx, struct sbuf *line)
+{
+	struct verify *v = ctx;
+	pool_lock(v->pool);
+	uint64_t done = v->checked, bad = findings(v);
+	pool_unlock(v->pool);
+	double el = pool_elapsed(v->pool);
+	char b[32];
+	sbuf_adds(line, "verify: ");
+	progress_format(line, "files", done, v->expected, el, el > 0 ? done / el : 0, pool_errors(v->pool) - bad);
+	sbuf_printf(line, ", %s findings", fmt_count(b, bad));
+}
+
+static void summary(struct verify *v, FILE *out, double el, bool ok, bool stopped)
+{
+	char a[32], b[32], c[32];
+	uint64_t errors = pool_errors(v->pool) - findings(v);
+	fprintf(out, "verify%s: %s of %s files checked%s", stopped ? " stopped" : "", fmt_count(a, v->checked),
+		fmt_count(b, v->expected), v->quick ? " (quick: type and size)" : "");
+	for (int k = 0; k < P_N; k++)
+		fprintf(out, ", %s %s", fmt_count(c, v->problems[k]), problem_names[k]);
+	fprintf(out, ", %s errors; %.2f s, %s files/s\n", fmt_count(a, errors), el,
+		fmt_count(b, el > 0 ? (uint64_t)(v->checked / el) : 0));
+	if (!stopped)
+		fprintf(out, "%s\n",
+			!v->m.complete ? "NOT OK: the fill never finished (its manifest says incomplete)"
+			: ok	       ? "OK: the tree is exactly as fill made it"
+				       : "NOT OK: the tree differs from what fill made");
+}
+
+static void summary_json(struct verify *v, struct sbuf *b, double el, bool ok, bool stopped)
+{
+	struct json j;
+	json_init(&j, b);
+	json_open(&j, NULL, '{');
+	json_str(&j, "myriad_version", MYRIAD_VERSION);
+	json_str(&j, "command", "verify");
+	json_bytes(&j, "dir", v->dir, strlen(v->dir));
+	json_bool(&j, "quick", v->quick);
+	json_bool(&j, "complete", !stopped);
+	json_bool(&j, "fill_complete", v->m.complete);
+	json_bool(&j, "ok", ok);
+	json_u64(&j, "expected", v->expected);
+	json_u64(&j, "checked", v->checked);
+	json_u64(&j, "bytes_read", v->bytes);
+	for (int k = 0; k < P_N; k++)
+		json_u64(&j, problem_keys[k], v->problems[k]);
+	json_u64(&j, "errors", pool_errors(v->pool) - findings(v));
+	json_u64(&j, "sessions", pool_sessions(v->pool));
+	json_double(&j, "elapsed_s", el);
+	json_double(&j, "files_per_s", el > 0 ? v->checked / el : 0);
+	json_close(&j, '}');
+}
+
+int cmd_verify(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    JOB_LONG_OPTIONS,
+	    {"quick", no_argument, 0, OPT_CMD_BASE},
+	    {0, 0, 0, 0},
+	};
+	struct verify v;
+	memset(&v, 0, sizeof(v));
+	struct job_opts jo;
+	job_opts_init(&jo);
+	int opt;
+	while ((opt = getopt_long(argc, argv, "j:", longopts, NULL)) != -1) {
+		int r = job_opt(&jo, opt, optarg);
+		if (r < 0)
+			return EXIT_USAGE;
+		if (r > 0)
+			continue;
+		switch (opt) {
+		case OPT_HELP: printf(verify_help, job_options_help); return EXIT_OK;
+		case OPT_CMD_BASE: v.quick = true; break;
+		default: return usage_error("unknown option");
+		}
+	}
+	if (optind + 1 != argc)
+		return usage_error(optind == argc ? "missing operand: the directory to verify" : "one directory only");
+	v.dir = argv[optind];
+	v.dirfd = open(v.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (v.dirfd < 0) {
+		warnx_("%s: open: %s", v.dir, strerror(errno));
+		return EXIT_USAGE;
+	}
+	int mr = manifest_read(v.dirfd, v.dir, &v.m);
+	if (mr == 0)
+		warnx_("%s holds no fill manifest (%s): nothing to verify against", v.dir, MANIFEST_NAME);
+	if (mr <= 0)
+		return EXIT_USAGE;
+	if (!layout_init(&v.lay, v.m.files, v.m.fanout, v.m.size_min, v.m.size_max, v.m.seed) ||
+	    v.m.claimed > v.lay.leaves) {
+		warnx_("%s/%s: its parameters do not make a layout", v.dir, MANIFEST_NAME);
+		return EXIT_USAGE;
+	}
+	for (uint64_t l = 0; l < v.m.claimed; l++)
+		v.expected += expected_in_leaf(&v, l);
+	struct stat st, parent;
+	char up[4200];
+	snprintf(up, sizeof(up), "%s/..", v.dir);
+	v.fs_root = fstat(v.dirfd, &st) == 0 && stat(up, &parent) == 0 && st.st_dev != parent.st_dev;
+	errlog_stderr_limit(100);
+
+	struct sbuf id = {0}, cmdline = {0};
+	ser_begin(&id, "MYRID001");
+	ser_str(&id, "verify");
+	identity_add_path(&id, v.dir);
+	ser_u64(&id, v.quick);
+	for (int i = 0; i < argc; i++)
+		sbuf_printf(&cmdline, "%s%s", i ? " " : "myriad ", argv[i]);
+	sbuf_addc(&cmdline, '\n');
+	char *trees[] = {(char *)v.dir};
+	int rc = job_begin(&v.job, &jo, "verify", &id, cmdline.data, trees, 1);
+	sbuf_free(&id);
+	sbuf_free(&cmdline);
+	if (rc)
+		return rc;
+	const struct sbuf *snap = job_snapshot(&v.job);
+	int threads = jo.threads ? jo.threads : 2 * cpu_count();
+	struct pool_config cfg = {
+	    .units = total_units(&v.lay),
+	    .threads = threads,
+	    .visitor = {.ctx = &v, .local_size = sizeof(struct local), .run = verify_unit, .commit = verify_commit,
+			.save = verify_save, .load = verify_load},
+	    .errlog = &v.job.errlog,
+	};
+	v.pool = pool_new(&cfg, snap);
+	if (!v.pool)
+		return EXIT_USAGE;
+	struct run_hooks hooks = pool_run_hooks(v.pool, verify_progress, NULL);
+	if (!snap)
+		job_checkpoint(&v.job, &hooks);
+	pool_start(v.pool);
+	enum run_result res = job_run(&v.job, &hooks);
+	if (res == RUN_DONE)
+		pool_join(v.pool);
+	double el = pool_elapsed(v.pool);
+	bool stopped = res != RUN_DONE;
+	bool ok = v.m.complete && pool_errors(v.pool) == 0;
+	FILE *out = jo.json && !strcmp(jo.json, "-") ? stderr : stdout;
+	summary(&v, out, el, ok, stopped);
+	if (jo.json) {
+		struct sbuf doc = {0};
+		summary_json(&v, &doc, el, ok, stopped);
+		write_json_file(jo.json, &doc);
+		sbuf_free(&doc);
+	}
+	rc = job_end(&v.job, res, ok ? 0 : 1);
+	if (!stopped)
+		pool_free(v.pool);
+	manifest_free(&v.m);
+	return rc;
+}
