@@ -34,13 +34,11 @@ _run_cleanups() {
 }
 trap _run_cleanups EXIT
 
-# scratch: a fresh temporary directory removed at exit.
-scratch() {
-	local d
-	d=$(mktemp -d "${TMPDIR:-/tmp}/myriad-test.XXXXXX")
-	on_exit "rm -rf '$d'"
-	echo "$d"
-}
+# scratch: the script's temporary directory, removed at exit. (Made here, not in the function:
+# S=$(scratch) runs in a subshell, whose cleanups would never run.)
+T_SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/myriad-test.XXXXXX")
+on_exit "rm -rf '$T_SCRATCH'"
+scratch() { echo "$T_SCRATCH"; }
 
 is_root() { [ "$(id -u)" = 0 ]; }
 

@@ -199,6 +199,7 @@ static int fill_unit(void *ctx, void *lp, uint64_t leaf, struct errbatch *errs)
 		return e; /* a fill cannot go on without its directories */
 	}
 	uint64_t first = leaf * f->lay.fanout, n = layout_leaf_files(&f->lay, leaf);
+	uint64_t created0 = l->created, existing0 = l->existing, bytes0 = l->bytes;
 	int err = 0;
 	for (uint64_t s = 0; s < n && !err; s++) {
 		if (f->throttled)
@@ -214,6 +215,12 @@ static int fill_unit(void *ctx, void *lp, uint64_t leaf, struct errbatch *errs)
 		}
 	}
 	close(dfd);
+	if (err) {
+		/* The leaf stays unfinished and is redone on resume: count none of it now. */
+		l->created = created0;
+		l->existing = existing0;
+		l->bytes = bytes0;
+	}
 	return err;
 }
 
@@ -508,6 +515,15 @@ int cmd_fill(int argc, char **argv)
 	if (rc)
 		return rc;
 	const struct sbuf *snap = job_snapshot(&f.job);
+	if (snap && mr == 0) {
+		/* The tree this state was filling is gone (removed by hand): start afresh. */
+		warnx_("%s holds no fill manifest, so its saved state (%s) is stale: starting afresh", f.dir,
+		       ckpt_dir(f.job.ckpt));
+		snap = NULL;
+		f.job.resumed = false;
+		if (errlog_open(&f.job.errlog, jo.errors, false, 0, 0) != 0)
+			return EXIT_USAGE;
+	}
 	if (mr > 0 && m.complete && !snap) {
 		printf("fill: %s already holds this fill, complete (%llu files): nothing to do\n", f.dir,
 		       (unsigned long long)m.files);
@@ -552,6 +568,7 @@ int cmd_fill(int argc, char **argv)
 		void *ctx[2] = {&nm, &f};
 		nm.claimed = pool_next_unit(f.pool);
 		pool_unfinished(f.pool, record_partial, ctx);
+		f.created += f.halt_files; /* files of the partly filled leaves, not counted by their units */
 		printf("fill: %s is out of %s: stopped as asked (--until-full)\n", f.dir, room_name(f.dirfd));
 		status = "full";
 		halt = 0;
@@ -570,7 +587,7 @@ int cmd_fill(int argc, char **argv)
 			warnx_("%s: syncfs: %s", f.dir, strerror(errno));
 		nm.complete = true;
 		if (manifest_write(f.dirfd, f.dir, &nm) != 0)
-			res = RUN_STOPPED;
+			f.job.errlog.count++; /* reported; the fill itself is complete: exit 1 */
 	} else if (strcmp(status, "stopped")) {
 		status = "stopped";
 	}

@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#define MANIFEST_RESERVE (64 * 1024)
+
 #include "util/sbuf.h"
 #include "util/util.h"
 
@@ -30,8 +32,21 @@ int manifest_write(int dirfd, const char *dirname, const struct manifest *m)
 		if (renameat(dirfd, MANIFEST_NAME ".tmp", dirfd, MANIFEST_NAME) == 0 && fsync(dirfd) == 0)
 			r = 0;
 	}
-	if (r)
-		warnx_("%s/%s: write: %s", dirname, MANIFEST_NAME, strerror(errno));
+	if (r && (errno == ENOSPC || errno == EDQUOT)) {
+		/* A full filesystem has no inode or block for a new file: rewrite the manifest in place,
+		 * in the room reserved when it was first written. A torn rewrite fails its checksum. */
+		if (fd >= 0)
+			close(fd);
+		unlinkat(dirfd, MANIFEST_NAME ".tmp", 0);
+		fd = openat(dirfd, MANIFEST_NAME, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0 && pwrite(fd, b.data, b.len, 0) == (ssize_t)b.len && ftruncate(fd, b.len) == 0 && fsync(fd) == 0)
+			r = 0;
+	} else if (r == 0) {
+		/* Reserve room for in-place rewrites on a full filesystem. */
+		fd = openat(dirfd, MANIFEST_NAME, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0)
+			(void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, MANIFEST_RESERVE);
+	}
 	if (fd >= 0)
 		close(fd);
 	sbuf_free(&b);
