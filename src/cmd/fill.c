@@ -525,8 +525,30 @@ int cmd_fill(int argc, char **argv)
 			return EXIT_USAGE;
 	}
 	if (mr > 0 && m.complete && !snap) {
+		uint64_t have = m.claimed * fanout < files ? m.claimed * fanout : files;
+		for (uint64_t i = 0; i < m.npartial; i++)
+			have -= layout_leaf_files(&f.lay, m.partial[i].leaf) - manifest_leaf_files(&m, m.partial[i].leaf,
+								layout_leaf_files(&f.lay, m.partial[i].leaf));
 		printf("fill: %s already holds this fill, complete (%llu files): nothing to do\n", f.dir,
-		       (unsigned long long)m.files);
+		       (unsigned long long)have);
+		if (jo.json) {
+			struct sbuf doc = {0};
+			struct json j;
+			json_init(&j, &doc);
+			json_open(&j, NULL, '{');
+			json_str(&j, "myriad_version", MYRIAD_VERSION);
+			json_str(&j, "command", "fill");
+			json_bytes(&j, "dir", f.dir, strlen(f.dir));
+			json_str(&j, "status", "complete");
+			json_u64(&j, "files_requested", files);
+			json_u64(&j, "files", have);
+			json_u64(&j, "created", 0);
+			json_u64(&j, "already_there", have);
+			json_u64(&j, "errors", 0);
+			json_close(&j, '}');
+			write_json_file(jo.json, &doc);
+			sbuf_free(&doc);
+		}
 		manifest_free(&m);
 		return job_end(&f.job, RUN_DONE, 0);
 	}

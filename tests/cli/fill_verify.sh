@@ -89,7 +89,7 @@ expect_eq "fill: resumed after SIGINT, verify passes" 0 $?
 
 # kill -9 at random moments, resumed each time.
 for i in $(seq 6); do
-	"$MYRIAD" fill -n 60000 --rate 40k -s 0-3k --checkpoint-interval 0.05 "$S/k" >/dev/null 2>&1 &
+	"$MYRIAD" fill -n 60000 --rate 15k -s 0-3k --checkpoint-interval 0.05 "$S/k" >/dev/null 2>&1 &
 	pid=$!
 	sleep "0.$((RANDOM % 7 + 2))"
 	kill -9 $pid 2>/dev/null
