@@ -4,7 +4,7 @@
  *
  *   create_loop DIR FILES THREADS
  *
- * Makes DIR (which must not exist) and FILES empty files in leaf directories DIR/d<k> of 1000
+ * Makes DIR (or uses it, empty, if it exists) and FILES empty files in leaf directories DIR/d<k> of 1000
  * entries, named f<i> like myriad's layout. THREADS workers claim whole leaves from a shared
  * counter, so every thread creates only in directories of its own; each file is one mknodat(2)
  * (S_IFREG, mode 0644): one system call per file, the cheapest way to make an empty file.
@@ -78,7 +78,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	leaves = (files + FANOUT - 1) / FANOUT;
-	if (mkdir(argv[1], 0755) != 0 || (top = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+	if ((mkdir(argv[1], 0755) != 0 && errno != EEXIST) || (top = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		fprintf(stderr, "create_loop: %s: %s\n", argv[1], strerror(errno));
 		return 1;
 	}

@@ -5,6 +5,7 @@
 int cmd_walk(int argc, char **argv);
 int cmd_fill(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
 
 
 #endif

@@ -85,14 +85,14 @@ static int type_index(unsigned char dt)
 	return T_F;
 }
 
-static void on_entry(void *ctx, void *lp, const struct walk_dir *d, const struct walk_entry *e,
+static bool on_entry(void *ctx, void *lp, const struct walk_dir *d, const struct walk_entry *e,
 		     struct errbatch *errs)
 {
 	struct walk_cmd *c = ctx;
 	struct local *l = lp;
 	int t = type_index(e->type);
 	if (!(c->type_mask & (1u << t)))
-		return;
+		return false;
 	l->t.by_type[t]++;
 	if (e->stx) {
 		l->t.apparent += e->stx->stx_size;
@@ -102,6 +102,7 @@ static void on_entry(void *ctx, void *lp, const struct walk_dir *d, const struct
 		walk_path(&l->out, d, e);
 		sbuf_addc(&l->out, c->print == 1 ? '\n' : '\0');
 	}
+	return false;
 }
 
 static void on_commit(void *ctx, void *lp)

@@ -36,6 +36,9 @@
 
 struct rec {
 	uint64_t cookie;
+	struct rec *parent; /* post-order walks: the directory to finish after this one */
+	uint32_t pending;   /* post-order: this directory's reading plus its unfinished subdirectories */
+	bool keep;          /* post-order: something under it stays */
 	uint32_t root;
 	uint32_t relstart;
 	uint32_t pathlen;
@@ -86,6 +89,9 @@ static struct rec *rec_new(uint32_t root, const char *path, size_t pathlen, size
 {
 	struct rec *r = xmalloc(sizeof(*r) + pathlen + 1);
 	r->cookie = cookie;
+	r->parent = NULL;
+	r->pending = 1;
+	r->keep = false;
 	r->root = root;
 	r->relstart = relstart;
 	r->pathlen = pathlen;
@@ -155,7 +161,7 @@ static void add_kid(struct worker *wk, const struct rec *parent, const struct wa
 {
 	struct sbuf *p = &wk->scratch;
 	sbuf_clear(p);
-	struct walk_dir d = {parent->path, parent->pathlen, -1, parent->root};
+	struct walk_dir d = {.path = parent->path, .pathlen = parent->pathlen, .fd = -1, .root = parent->root};
 	walk_path(p, &d, e);
 	size_t relstart = parent->relstart;
 	if (parent->relstart == parent->pathlen) /* parent is an operand */
@@ -172,9 +178,31 @@ static void add_kid(struct worker *wk, const struct rec *parent, const struct wa
  * cookie advances, and when the frontier is over the high-water mark the worker parks it
  * (returns true: the caller closes it and takes other work).
  */
+/* Post-order: finish r and every ancestor it was the last to wait for, deepest first. */
+static void finish_chain(struct worker *wk, struct rec *r)
+{
+	struct walk *w = wk->w;
+	while (r) {
+		struct walk_dir d = {r->path, r->pathlen, -1, r->root, w->rootfd[r->root], r->relstart};
+		w->cfg.visitor.dir_done(w->cfg.visitor.ctx, wk->local, &d, r->keep, &wk->errs);
+		pthread_mutex_lock(&w->lock);
+		struct rec *p = r->parent, *next = NULL;
+		if (p) {
+			p->keep |= r->keep;
+			if (--p->pending == 0)
+				next = p;
+		}
+		pthread_mutex_unlock(&w->lock);
+		free(r);
+		r = next;
+	}
+}
+
 static bool commit(struct worker *wk, struct rec *r, bool done)
 {
 	struct walk *w = wk->w;
+	bool post = w->cfg.visitor.dir_done != NULL;
+	struct rec *finished = NULL;
 	pthread_mutex_lock(&w->lock);
 	while (w->stopping) /* the final snapshot is taken: change nothing, wait for exit */
 		pthread_cond_wait(&w->cond, &w->lock);
@@ -185,14 +213,22 @@ static bool commit(struct worker *wk, struct rec *r, bool done)
 		r->cookie = wk->pending_cookie;
 		park = w->nstack + wk->nkids > HIGH_WATER;
 	}
+	if (park)
+		stack_push(w, r); /* under its children: they are taken first */
+	for (size_t i = wk->nkids; i-- > 0;) {
+		if (post) {
+			wk->kids[i]->parent = r;
+			r->pending++;
+		}
+		stack_push(w, wk->kids[i]);
+	}
 	if (done || park) {
 		wk->cur = NULL;
-		w->busy--;
-		if (park)
-			stack_push(w, r);
+		if (post && done && --r->pending == 0)
+			finished = r; /* the worker stays busy until its chain is finished */
+		else
+			w->busy--;
 	}
-	for (size_t i = wk->nkids; i-- > 0;)
-		stack_push(w, wk->kids[i]);
 	bool more = wk->nkids || park;
 	wk->nkids = 0;
 	wk->batch_bytes = 0;
@@ -204,8 +240,21 @@ static bool commit(struct worker *wk, struct rec *r, bool done)
 		pthread_cond_broadcast(&w->cond);
 	}
 	pthread_mutex_unlock(&w->lock);
-	if (done)
+	if (finished) {
+		finish_chain(wk, finished);
+		pthread_mutex_lock(&w->lock);
+		w->cfg.visitor.commit(w->cfg.visitor.ctx, wk->local);
+		errlog_commit(w->cfg.errlog, &wk->errs);
+		w->busy--;
+		if (w->busy == 0 && w->nstack == 0) {
+			atomic_store(&w->finished, true);
+			pthread_cond_broadcast(&w->cond);
+			sig_wake();
+		}
+		pthread_mutex_unlock(&w->lock);
+	} else if (done && !post) {
 		free(r);
+	}
 	return park;
 }
 
@@ -244,13 +293,17 @@ static void visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir
 		const struct linux_dirent64 *de = (const void *)(wk->buf + off);
 		off += de->d_reclen;
 		wk->pending_cookie = de->d_off;
-		if (dir_is_dot(de->d_name) || (w->cfg.nexcludes && excluded(w, de->d_name)))
+		if (dir_is_dot(de->d_name))
 			continue;
+		if (w->cfg.nexcludes && excluded(w, de->d_name)) {
+			r->keep = true;
+			continue;
+		}
 		wk->order[count++] = de;
 	}
 	if (w->cfg.throttle)
 		throttle_take(w->cfg.throttle, count);
-	if (w->cfg.stat_mask && count > 1)
+	if ((w->cfg.stat_mask || w->cfg.inode_order) && count > 1)
 		qsort(wk->order, count, sizeof(*wk->order), cmp_ino);
 	for (size_t i = 0; i < count; i++) {
 		const struct linux_dirent64 *de = wk->order[i];
@@ -263,14 +316,16 @@ static void visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir
 					sbuf_clear(&wk->scratch);
 					walk_path(&wk->scratch, d, &e);
 					errlog_report(&wk->errs, wk->scratch.data, wk->scratch.len, "stat", err);
+					r->keep = true;
 				}
 				continue;
 			}
 			e.type = mode_to_dtype(wk->stx.stx_mode);
 			e.stx = &wk->stx;
 		}
-		w->cfg.visitor.entry(w->cfg.visitor.ctx, wk->local, d, &e, &wk->errs);
-		if (e.type == DT_DIR)
+		if (w->cfg.visitor.entry(w->cfg.visitor.ctx, wk->local, d, &e, &wk->errs))
+			r->keep = true;
+		else if (e.type == DT_DIR)
 			add_kid(wk, r, &e);
 	}
 	wk->batch_bytes += count * (d->pathlen + 256);
@@ -286,6 +341,10 @@ static void visit_dir(struct worker *wk, struct rec *r)
 	if (w->cfg.xdev) {
 		struct stat st;
 		if (fstat(fd, &st) == 0 && st.st_dev != w->rootdev[r->root]) {
+			if (w->cfg.report_mounts) {
+				errlog_problem(&wk->errs, r->path, r->pathlen, "mount point", "another filesystem: left alone");
+				r->keep = true;
+			}
 			close(fd);
 			commit(wk, r, true);
 			return;
@@ -295,13 +354,15 @@ static void visit_dir(struct worker *wk, struct rec *r)
 	if (r->cookie && lseek(fd, (off_t)r->cookie, SEEK_SET) < 0)
 		goto fail;
 	wk->pending_cookie = r->cookie;
-	struct walk_dir d = {r->path, r->pathlen, fd, r->root};
+	struct walk_dir d = {r->path, r->pathlen, fd, r->root, w->rootfd[r->root], r->relstart};
 	size_t size = buf_size_for(r->pathlen);
 	for (;;) {
 		ssize_t n = dir_read(fd, wk->buf, size);
 		if (n <= 0) {
-			if (n < 0 && !vanished(errno))
+			if (n < 0 && !vanished(errno)) {
 				errlog_report(&wk->errs, r->path, r->pathlen, "readdir", errno);
+				r->keep = true;
+			}
 			break;
 		}
 		visit_buffer(wk, r, &d, n);
@@ -314,8 +375,10 @@ static void visit_dir(struct worker *wk, struct rec *r)
 	commit(wk, r, true);
 	return;
 fail:
-	if (!vanished(errno))
+	if (!vanished(errno)) {
 		errlog_report(&wk->errs, r->path, r->pathlen, op, errno);
+		r->keep = true;
+	}
 	if (fd >= 0)
 		close(fd);
 	commit(wk, r, true);
@@ -415,6 +478,17 @@ static bool load_snapshot(struct walk *w, const struct sbuf *snap)
 		goto bad;
 	}
 	uint64_t n = deser_u64(&d);
+	if (w->cfg.restart_on_resume) {
+		/* The work consumed the tree: what is left is found by walking again. */
+		for (uint64_t i = 0; i < n && !d.bad; i++) {
+			size_t len;
+			deser_u64(&d), deser_u64(&d), deser_u64(&d), deser_bytes(&d, &len);
+		}
+		if (!deser_done(&d))
+			goto bad;
+		visit_roots(w);
+		return true;
+	}
 	for (uint64_t i = 0; i < n && !d.bad; i++) {
 		uint64_t root = deser_u64(&d), cookie = deser_u64(&d), relstart = deser_u64(&d);
 		size_t len;
@@ -596,6 +670,25 @@ double walk_elapsed(struct walk *w)
 uint64_t walk_sessions(struct walk *w) { return w->sessions; }
 
 int walk_threads(struct walk *w) { return w->nstarted; }
+
+int walk_rmdir(const struct walk_dir *d)
+{
+	const char *rel = d->path + d->relstart;
+	size_t len = d->pathlen - d->relstart;
+	if (len == 0)
+		return rmdir(d->path); /* an operand */
+	const char *slash = memrchr(rel, '/', len);
+	if (!slash)
+		return unlinkat(d->rootfd, rel, AT_REMOVEDIR);
+	int pfd = dir_open_at(d->rootfd, rel, slash - rel);
+	if (pfd < 0)
+		return -1;
+	int r = unlinkat(pfd, slash + 1, AT_REMOVEDIR);
+	int e = errno;
+	close(pfd);
+	errno = e;
+	return r;
+}
 
 void walk_lock(struct walk *w) { pthread_mutex_lock(&w->lock); }
 

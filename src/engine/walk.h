@@ -29,8 +29,10 @@
 struct walk_dir {
 	const char *path; /* as printed: the operand, then "/name" per level */
 	size_t pathlen;
-	int fd;
+	int fd;           /* open for reading (-1 in dir_done) */
 	unsigned root;    /* which operand it is under */
+	int rootfd;       /* the operand, open */
+	size_t relstart;  /* path + relstart is the path relative to rootfd ("" for the operand) */
 };
 
 /* One entry. stx is set when the walk stats entries (walk_config.stat_mask). */
@@ -46,9 +48,14 @@ struct walk_visitor {
 	void *ctx;
 	size_t local_size; /* bytes of per-worker batch state, zeroed at start */
 	/* Visit one entry (in a worker, no lock held). d is NULL for an operand itself, whose path is
-	 * then the entry's name. errs collects failures of the visit. */
-	void (*entry)(void *ctx, void *local, const struct walk_dir *d, const struct walk_entry *e,
+	 * then the entry's name. errs collects failures of the visit. Returns true when the entry
+	 * stays in place although the visitor wanted it gone (post-order walks keep its parents). */
+	bool (*entry)(void *ctx, void *local, const struct walk_dir *d, const struct walk_entry *e,
 		      struct errbatch *errs);
+	/* Post-order (NULL for none): called once a directory and everything under it has been
+	 * visited, deepest first, with keep set when something under it stays (an entry kept, an
+	 * excluded one, a failure, a mount point). */
+	void (*dir_done)(void *ctx, void *local, const struct walk_dir *d, bool keep, struct errbatch *errs);
 	/* Fold the batch into the totals and emit its output (engine lock held); reset local. */
 	void (*commit)(void *ctx, void *local);
 	/* Append the command's part of a snapshot / read it back (engine lock held). */
@@ -65,6 +72,9 @@ struct walk_config {
 	char *const *excludes; /* fnmatch patterns on names */
 	size_t nexcludes;
 	unsigned stat_mask;    /* statx every entry for these fields (0: only where d_type is unknown) */
+	bool inode_order;      /* visit each buffer of entries in inode order (stat_mask implies it) */
+	bool report_mounts;    /* with xdev: report a mount point as a finding and keep it */
+	bool restart_on_resume; /* a resume walks again from the operands (work that consumes the tree) */
 	struct walk_visitor visitor;
 	struct errlog *errlog;
 	struct throttle *throttle; /* entries per second, or NULL */
@@ -91,6 +101,9 @@ void walk_join(struct walk *w);
 
 /* Free a joined (or never started) walk. */
 void walk_free(struct walk *w);
+
+/* Remove directory d (after dir_done): 0, or -1 with errno. */
+int walk_rmdir(const struct walk_dir *d);
 
 /* Append the full path of entry e in directory d (d NULL: an operand) to b. */
 void walk_path(struct sbuf *b, const struct walk_dir *d, const struct walk_entry *e);

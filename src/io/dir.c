@@ -36,8 +36,14 @@ int dir_open_at(int dirfd, const char *rel, size_t rel_len)
 {
 	if (rel_len == 0)
 		return open_piece(dirfd, ".");
-	if (rel_len < PATH_MAX)
-		return open_piece(dirfd, rel);
+	if (rel_len < PATH_MAX) {
+		if (rel[rel_len] == 0)
+			return open_piece(dirfd, rel);
+		char tmp[PATH_MAX];
+		memcpy(tmp, rel, rel_len);
+		tmp[rel_len] = 0;
+		return open_piece(dirfd, tmp);
+	}
 	/* Longer than the kernel takes at once: open it in pieces that end at a '/'. */
 	char piece[PATH_MAX];
 	int fd = dirfd;

@@ -23,7 +23,7 @@ struct linux_dirent64 {
 ssize_t dir_read(int fd, void *buf, size_t size);
 
 /*
- * Open the directory at rel (relative to dirfd; "" means dirfd itself, as a new open file) for
+ * Open the directory at rel[0..rel_len) (relative to dirfd; "" means dirfd itself, as a new open file) for
  * reading, refusing symlinks in every component. Long paths are opened in pieces. Returns the fd
  * or -1 with errno (ELOOP when a component is a symlink, ENOTDIR when one is not a directory).
  */

@@ -1,0 +1,337 @@
+/*
+ * myriad rm: remove trees. The plan is the traversal engine in post-order over the operands; the
+ * action unlinks each buffer's non-directories (in inode order on filesystems where that saves
+ * seeks) and removes each directory once everything under it is gone. An interrupted rm resumes by
+ * walking what is left.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cmd/cmds.h"
+#include "cmd/job.h"
+#include "engine/walk.h"
+#include "report/hist.h"
+#include "report/json.h"
+#include "report/progress.h"
+#include "util/util.h"
+
+static const char rm_help[] =
+    "Usage: myriad rm [OPTIONS] DIR...\n"
+    "Remove each DIR and everything under it, in parallel, bottom-up; resumable.\n"
+    "\n"
+    "  -j, --threads N          workers (default: one per CPU, growing to 8 per CPU, at least 16,\n"
+    "                           while they wait for the disk)\n"
+    "      --dry-run            count what would be removed, remove nothing\n"
+    "      --exclude GLOB       keep entries whose name matches (and the directories above them);\n"
+    "                           repeatable\n"
+    "      --rate N             remove at most N entries per second\n"
+    "      --ionice CLASS       idle, or be:0..7 (best effort, 0 highest): the I/O priority to run at\n"
+    "%s"
+    "\n"
+    "Symlinks are never followed; rm never crosses into another filesystem: a mount point under DIR\n"
+    "is reported and left alone, with the directories above it. / is refused. On ext2/3/4, XFS and\n"
+    "btrfs each directory's entries are unlinked in inode order, in bounded chunks; elsewhere in\n"
+    "readdir order. An entry that cannot be removed is reported and everything else is removed\n"
+    "(exit 1). Interrupted (exit 3, or kill -9), the same command carries on; counts then include\n"
+    "only what this job removed after its last snapshot before the interruption.\n";
+
+struct local {
+	uint64_t files, dirs;
+	struct hist unlink_lat;
+};
+
+struct rm {
+	bool dry_run;
+	uint64_t files, dirs;
+	struct hist unlink_lat;
+	struct timeline tl;
+	struct walk *walk;
+	struct job job;
+};
+
+static bool rm_entry(void *ctx, void *lp, const struct walk_dir *d, const struct walk_entry *e, struct errbatch *errs)
+{
+	struct rm *c = ctx;
+	struct local *l = lp;
+	if (!d || e->type == DT_DIR)
+		return false; /* directories go in dir_done, once empty */
+	if (c->dry_run) {
+		l->files++;
+		return false;
+	}
+	uint64_t t = now_ns();
+	if (unlinkat(d->fd, e->name, 0) != 0 && errno != ENOENT) {
+		struct sbuf p = {0};
+		walk_path(&p, d, e);
+		errlog_report(errs, p.data, p.len, "unlink", errno);
+		sbuf_free(&p);
+		return true;
+	}
+	hist_add(&l->unlink_lat, now_ns() - t);
+	l->files++;
+	return false;
+}
+
+static void rm_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool keep, struct errbatch *errs)
+{
+	struct rm *c = ctx;
+	struct local *l = lp;
+	if (keep)
+		return; /* something under it stays, so it stays: already reported */
+	if (c->dry_run) {
+		l->dirs++;
+		return;
+	}
+	uint64_t t = now_ns();
+	if (walk_rmdir(d) != 0 && errno != ENOENT) {
+		errlog_report(errs, d->path, d->pathlen, "rmdir", errno);
+		return;
+	}
+	hist_add(&l->unlink_lat, now_ns() - t);
+	l->dirs++;
+}
+
+static void rm_commit(void *ctx, void *lp)
+{
+	struct rm *c = ctx;
+	struct local *l = lp;
+	c->files += l->files;
+	c->dirs += l->dirs;
+	hist_merge(&c->unlink_lat, &l->unlink_lat);
+	memset(l, 0, sizeof(*l));
+	if (c->walk)
+		timeline_add(&c->tl, walk_elapsed(c->walk), c->files + c->dirs);
+}
+
+static void rm_save(void *ctx, struct sbuf *b)
+{
+	struct rm *c = ctx;
+	ser_u64(b, c->files);
+	ser_u64(b, c->dirs);
+	hist_save(b, &c->unlink_lat);
+	timeline_save(b, &c->tl);
+}
+
+static bool rm_load(void *ctx, struct deser *d)
+{
+	struct rm *c = ctx;
+	c->files = deser_u64(d);
+	c->dirs = deser_u64(d);
+	return hist_load(&c->unlink_lat, d) && timeline_load(&c->tl, d) && !d->bad;
+}
+
+static void rm_progress(void *ctx, struct sbuf *line)
+{
+	struct rm *c = ctx;
+	walk_lock(c->walk);
+	uint64_t n = c->files + c->dirs;
+	walk_unlock(c->walk);
+	double el = walk_elapsed(c->walk);
+	sbuf_adds(line, c->dry_run ? "rm (dry run): " : "rm: ");
+	progress_format(line, "entries removed", n, 0, el, el > 0 ? n / el : 0, walk_errors(c->walk));
+}
+
+/* Filesystems whose directories are hash-ordered, where unlinking in inode order saves seeks. */
+static bool wants_inode_order(const char *path)
+{
+	struct statfs sf;
+	if (statfs(path, &sf) != 0)
+		return false;
+	switch ((unsigned long)sf.f_type) {
+	case 0xEF53:     /* ext2/3/4 */
+	case 0x58465342: /* XFS */
+	case 0x9123683E: /* btrfs */
+		return true;
+	}
+	return false;
+}
+
+/* Parse idle | be:0..7 into an ioprio value; -1 when it is neither. */
+static int parse_ionice(const char *spec)
+{
+	if (!strcmp(spec, "idle"))
+		return 3 << 13; /* IOPRIO_CLASS_IDLE */
+	if (!strncmp(spec, "be:", 3) && spec[3] >= '0' && spec[3] <= '7' && !spec[4])
+		return (2 << 13) | (spec[3] - '0'); /* IOPRIO_CLASS_BE, level */
+	return -1;
+}
+
+int cmd_rm(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    JOB_LONG_OPTIONS,
+	    {"dry-run", no_argument, 0, OPT_CMD_BASE},
+	    {"exclude", required_argument, 0, OPT_CMD_BASE + 1},
+	    {"rate", required_argument, 0, OPT_CMD_BASE + 2},
+	    {"ionice", required_argument, 0, OPT_CMD_BASE + 3},
+	    {0, 0, 0, 0},
+	};
+	struct rm c;
+	memset(&c, 0, sizeof(c));
+	struct job_opts jo;
+	job_opts_init(&jo);
+	char **excludes = xcalloc(argc, sizeof(char *));
+	size_t nexcludes = 0;
+	uint64_t rate = 0;
+	int ioprio = -1;
+	int opt;
+	while ((opt = getopt_long(argc, argv, "j:", longopts, NULL)) != -1) {
+		int r = job_opt(&jo, opt, optarg);
+		if (r < 0)
+			return EXIT_USAGE;
+		if (r > 0)
+			continue;
+		switch (opt) {
+		case OPT_HELP: printf(rm_help, job_options_help); return EXIT_OK;
+		case OPT_CMD_BASE: c.dry_run = true; break;
+		case OPT_CMD_BASE + 1: excludes[nexcludes++] = optarg; break;
+		case OPT_CMD_BASE + 2:
+			if (!parse_count(optarg, &rate) || !rate)
+				return usage_error("--rate: '%s' is not a positive number of entries per second", optarg);
+			break;
+		case OPT_CMD_BASE + 3:
+			if ((ioprio = parse_ionice(optarg)) < 0)
+				return usage_error("--ionice: '%s' is not idle or be:0..7", optarg);
+			break;
+		default: return usage_error("unknown option");
+		}
+	}
+	char **roots = argv + optind;
+	size_t nroots = argc - optind;
+	if (nroots == 0)
+		return usage_error("missing operand: the directories to remove");
+	struct sbuf id = {0}, cmdline = {0};
+	ser_begin(&id, "MYRID001");
+	ser_str(&id, "rm");
+	for (size_t i = 0; i < nroots; i++) {
+		char abs[PATH_MAX];
+		if (realpath(roots[i], abs) && !strcmp(abs, "/"))
+			return usage_error("%s: refusing to remove /", roots[i]);
+		identity_add_path(&id, roots[i]);
+		ser_str(&id, roots[i]);
+	}
+	ser_u64(&id, c.dry_run);
+	for (size_t i = 0; i < nexcludes; i++)
+		ser_str(&id, excludes[i]);
+	for (int i = 0; i < argc; i++)
+		sbuf_printf(&cmdline, "%s%s", i ? " " : "myriad ", argv[i]);
+	sbuf_addc(&cmdline, '\n');
+
+	/* Operands: directories (not symlinks to them), checked before any work starts. An operand
+	 * that is gone while this job's state exists was removed by an interrupted run. */
+	size_t present = 0;
+	for (size_t i = 0; i < nroots; i++) {
+		struct stat st;
+		if (lstat(roots[i], &st) != 0) {
+			if (errno == ENOENT)
+				continue;
+			return usage_error("%s: %s", roots[i], strerror(errno));
+		}
+		if (!S_ISDIR(st.st_mode))
+			return usage_error("%s: not a directory", roots[i]);
+		roots[present++] = roots[i];
+	}
+	/* Set on this thread before the workers start: new threads inherit the I/O priority. */
+	if (ioprio >= 0 && syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, ioprio) != 0) {
+		warnx_("--ionice: ioprio_set: %s", strerror(errno));
+		return EXIT_USAGE;
+	}
+	int rc = job_begin(&c.job, &jo, "rm", &id, cmdline.data, NULL, 0);
+	sbuf_free(&id);
+	sbuf_free(&cmdline);
+	if (rc)
+		return rc;
+	const struct sbuf *snap = job_snapshot(&c.job);
+	if (present < nroots && !snap) {
+		/* A missing operand without a saved job is an error, like rm -r's. */
+		for (size_t i = 0; i < nroots; i++) {
+			struct stat st;
+			if (lstat(argv[optind + i], &st) != 0) {
+				ckpt_finish(c.job.ckpt); /* nothing was saved: leave no state behind */
+				return usage_error("%s: %s", argv[optind + i], strerror(ENOENT));
+			}
+		}
+	}
+	nroots = present;
+	timeline_init(&c.tl, 0.5);
+	struct throttle throttle;
+	throttle_init(&throttle, rate);
+	int threads = jo.threads ? jo.threads : (8 * cpu_count() < 16 ? 16 : 8 * cpu_count());
+	struct walk_config cfg = {
+	    .roots = roots,
+	    .nroots = nroots,
+	    .threads = threads,
+	    .min_threads = jo.threads ? 0 : cpu_count(),
+	    .xdev = true,
+	    .report_mounts = true,
+	    .restart_on_resume = true,
+	    .inode_order = nroots && wants_inode_order(roots[0]),
+	    .excludes = excludes,
+	    .nexcludes = nexcludes,
+	    .visitor = {.ctx = &c, .local_size = sizeof(struct local), .entry = rm_entry, .dir_done = rm_dir_done,
+			.commit = rm_commit, .save = rm_save, .load = rm_load},
+	    .errlog = &c.job.errlog,
+	    .throttle = rate ? &throttle : NULL,
+	};
+	c.walk = walk_new(&cfg, snap);
+	if (!c.walk)
+		return EXIT_USAGE;
+	struct run_hooks hooks = walk_run_hooks(c.walk, rm_progress, NULL);
+	if (!snap)
+		job_checkpoint(&c.job, &hooks);
+	walk_start(c.walk);
+	enum run_result res = job_run(&c.job, &hooks);
+	if (res == RUN_DONE)
+		walk_join(c.walk);
+	double el = walk_elapsed(c.walk);
+	timeline_force(&c.tl, el, c.files + c.dirs);
+	uint64_t errors = walk_errors(c.walk);
+	FILE *out = jo.json && !strcmp(jo.json, "-") ? stderr : stdout;
+	char a[32], b[32], e[32], r[32];
+	fprintf(out, "rm%s%s: %s files and %s directories %s; %s errors; %.2f s, %s entries/s\n",
+		c.dry_run ? " (dry run)" : "", res == RUN_DONE ? "" : " stopped", fmt_count(a, c.files),
+		fmt_count(b, c.dirs), c.dry_run ? "would be removed" : "removed", fmt_count(e, errors), el,
+		fmt_count(r, el > 0 ? (uint64_t)((c.files + c.dirs) / el) : 0));
+	if (jo.json) {
+		struct sbuf doc = {0};
+		struct json j;
+		json_init(&j, &doc);
+		json_open(&j, NULL, '{');
+		json_str(&j, "myriad_version", MYRIAD_VERSION);
+		json_str(&j, "command", "rm");
+		json_open(&j, "roots", '[');
+		for (int i = optind; i < argc; i++)
+			json_bytes(&j, NULL, argv[i], strlen(argv[i]));
+		json_close(&j, ']');
+		json_bool(&j, "dry_run", c.dry_run);
+		json_bool(&j, "complete", res == RUN_DONE);
+		json_u64(&j, "files", c.files);
+		json_u64(&j, "directories", c.dirs);
+		json_u64(&j, "errors", errors);
+		json_u64(&j, "sessions", walk_sessions(c.walk));
+		json_bool(&j, "inode_order", cfg.inode_order);
+		json_u64(&j, "threads", walk_threads(c.walk));
+		json_double(&j, "elapsed_s", el);
+		json_double(&j, "entries_per_s", el > 0 ? (c.files + c.dirs) / el : 0);
+		hist_json(&j, "unlink_latency", &c.unlink_lat);
+		timeline_json(&j, "timeline", &c.tl);
+		json_close(&j, '}');
+		write_json_file(jo.json, &doc);
+		sbuf_free(&doc);
+	}
+	rc = job_end(&c.job, res, errors);
+	if (res == RUN_DONE)
+		walk_free(c.walk);
+	free(excludes);
+	return rc;
+}

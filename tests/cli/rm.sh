@@ -1,0 +1,107 @@
+# rm removes any tree bottom-up, never follows symlinks or crosses filesystems, keeps what
+# --exclude names, reports what it cannot remove and removes the rest, and an interrupted rm
+# finishes when re-run.
+. "$(dirname "$0")/../lib.sh"
+S=$(scratch)
+export XDG_STATE_HOME=$S/state
+T=$S/t
+mkdir -p "$T" "$S/outside/keepme"
+touch "$S/outside/keepme/precious"
+make_hostile_tree "$T/h"
+ln -s "$S/outside/keepme" "$T/h/link-to-outside"
+"$MKTREE" "$T/many" --files 50000 --fanout 100
+n=$(find "$T" -printf x | wc -c)
+
+"$MYRIAD" rm --dry-run --json "$S/dry.json" "$T" >/dev/null 2>&1
+expect_eq "--dry-run: exit 0" 0 $?
+expect_eq "--dry-run: counts what find sees" "$n" $(($(json_num "$S/dry.json" files) + $(json_num "$S/dry.json" directories)))
+expect_eq "--dry-run: removes nothing" "$n" "$(find "$T" -printf x | wc -c)"
+
+"$MYRIAD" rm --json "$S/rm.json" "$T" >/dev/null 2>"$S/err"
+expect_eq "rm: exit 0" 0 $?
+[ ! -e "$T" ] && ok "rm: the tree is gone (hostile names, deep paths, every file type)" || fail "rm: left $(find "$T" | head)"
+expect_eq "rm: counts every entry" "$n" $(($(json_num "$S/rm.json" files) + $(json_num "$S/rm.json" directories)))
+[ -e "$S/outside/keepme/precious" ] && ok "rm: a symlink to a directory outside is removed, not followed" ||
+	fail "rm followed a symlink"
+grep -q '"timeline":\[\[' "$S/rm.json" && ok "rm: JSON has the removal timeline" || fail "json: $(head -c 200 "$S/rm.json")"
+
+# --exclude keeps matching entries and the directories above them.
+"$MKTREE" "$T" --files 2000 --fanout 100
+touch "$T/d3/keep.me" "$T/d7/keep.me"
+"$MYRIAD" rm --exclude '*.me' "$T" >/dev/null 2>&1
+expect_eq "--exclude: exit 0" 0 $?
+expect_eq "--exclude: only the kept entries and their parents remain" \
+	"$T $T/d3 $T/d3/keep.me $T/d7 $T/d7/keep.me" "$(find "$T" | sort | tr '\n' ' ' | sed 's/ $//')"
+rm -rf "$T"
+
+# Bad operands.
+"$MYRIAD" rm / 2>"$S/err"
+expect_eq "rm /: refused with exit 2" 2 $?
+grep -q "refusing" "$S/err" && ok "rm /: says it refuses" || fail "message: $(cat "$S/err")"
+mkdir -p "$S/a/b"
+(cd "$S/a/b" && "$MYRIAD" rm ../../../../../../../.. 2>/dev/null)
+expect_eq "rm of a path that resolves to /: refused" 2 $?
+"$MYRIAD" rm "$S/missing" 2>/dev/null
+expect_eq "rm of a missing operand: exit 2" 2 $?
+touch "$S/file"
+"$MYRIAD" rm "$S/file" 2>/dev/null
+expect_eq "rm of a non-directory: exit 2" 2 $?
+"$MYRIAD" rm --ionice bogus "$S/a" 2>/dev/null
+expect_eq "rm --ionice bogus: exit 2" 2 $?
+"$MYRIAD" rm --ionice idle --rate 100k "$S/a" >/dev/null 2>&1
+expect_eq "rm --ionice idle --rate: works" "0 no" "$? $([ -e "$S/a" ] && echo yes || echo no)"
+
+# Interrupted and resumed: the tree ends up gone.
+"$MKTREE" "$T" --files 60000 --fanout 100
+"$MYRIAD" rm --rate 20k "$T" >/dev/null 2>&1 &
+pid=$!
+sleep 0.7
+kill -INT $pid
+wait $pid
+expect_eq "SIGINT: exit 3" 3 $?
+for i in 1 2 3; do
+	"$MYRIAD" rm --rate 20k --checkpoint-interval 0.05 "$T" >/dev/null 2>&1 &
+	pid=$!
+	sleep 0.$((RANDOM % 5 + 2))
+	kill -9 $pid 2>/dev/null
+	wait $pid 2>/dev/null
+done
+"$MYRIAD" rm --json "$S/r.json" "$T" >/dev/null 2>&1
+expect_eq "kill -9 then the same command: exit 0" 0 $?
+[ ! -e "$T" ] && ok "kill -9 then the same command: the tree is gone" || fail "left: $(find "$T" | wc -l) entries"
+expect_eq "no state is left behind" "" "$(ls "$S/state/myriad" 2>/dev/null)"
+
+if is_root; then
+	# A mount point inside is reported and left alone, with its parents.
+	mkdir -p "$T/x/mnt" "$T/y"
+	touch "$T/x/f" "$T/y/g"
+	mount -t tmpfs -o size=1m tmpfs "$T/x/mnt" && on_exit "umount '$T/x/mnt'"
+	touch "$T/x/mnt/inside"
+	"$MYRIAD" rm "$T" >/dev/null 2>"$S/err"
+	expect_eq "mount point inside: exit 1" 1 $?
+	grep -q "mount point: $T/x/mnt" "$S/err" && ok "mount point inside: reported" || fail "stderr: $(cat "$S/err")"
+	expect_eq "mount point inside: it, its contents and its parents stay; the rest goes" \
+		"$T $T/x $T/x/mnt $T/x/mnt/inside" "$(find "$T" | sort | tr '\n' ' ' | sed 's/ $//')"
+	umount "$T/x/mnt"
+	rm -rf "$T"
+
+	# Entries that cannot be removed (faultfs): reported, everything else removed.
+	if [ -e /dev/fuse ]; then
+		B=$S/backing
+		"$MKTREE" "$B/t" --files 3000 --fanout 100
+		mount_faultfs "$B" "$S/m" --rule 'unlink:/t/d5/f55*:EACCES' --rule 'rmdir:/t/d9:EBUSY' ||
+			fail "faultfs did not mount"
+		"$MYRIAD" rm --errors "$S/errs" "$S/m/t" >/dev/null 2>"$S/err"
+		expect_eq "unremovable entries: exit 1" 1 $?
+		# mktree names files f0..f99 in each directory: the rule matches d5/f55 only.
+		expect_eq "unremovable entries: each reported (1 unlink, 1 rmdir)" 2 "$(wc -l <"$S/errs")"
+		grep -q "d5/f55: unlink: Permission denied" "$S/err" && ok "unremovable: path, operation, reason" ||
+			fail "stderr: $(head -3 "$S/err")"
+		expect_eq "unremovable entries: everything else is removed" \
+			"$B/t $B/t/d5 $B/t/d5/f55 $B/t/d9" "$(find "$B/t" | sort | tr '\n' ' ' | sed 's/ $//')"
+	else
+		skip "faultfs needs /dev/fuse"
+	fi
+else
+	skip "mount points and faultfs need root"
+fi
