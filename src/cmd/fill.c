@@ -496,8 +496,7 @@ int cmd_fill(int argc, char **argv)
 
 	int threads = jo.threads ? jo.threads : f.sync == SYNC_FILE ? 16 * cpu_count() : cpu_count();
 	struct sbuf id = {0}, cmdline = {0};
-	ser_begin(&id, "MYRID001");
-	ser_str(&id, "fill");
+	job_identity(&id, "fill");
 	identity_add_path(&id, f.dir);
 	ser_u64(&id, files);
 	ser_u64(&id, fanout);
@@ -505,9 +504,7 @@ int cmd_fill(int argc, char **argv)
 	ser_u64(&id, smax);
 	ser_u64(&id, seed);
 	ser_u64(&id, f.until_full);
-	for (int i = 0; i < argc; i++)
-		sbuf_printf(&cmdline, "%s%s", i ? " " : "myriad ", argv[i]);
-	sbuf_addc(&cmdline, '\n');
+	job_cmdline(&cmdline, argc, argv);
 	char *trees[] = {(char *)f.dir};
 	int rc = job_begin(&f.job, &jo, "fill", &id, cmdline.data, trees, 1);
 	sbuf_free(&id);
@@ -572,12 +569,7 @@ int cmd_fill(int argc, char **argv)
 	if (!f.pool)
 		return EXIT_USAGE;
 	struct run_hooks hooks = pool_run_hooks(f.pool, fill_progress, NULL);
-	if (!snap)
-		job_checkpoint(&f.job, &hooks);
-	pool_start(f.pool);
-	enum run_result res = job_run(&f.job, &hooks);
-	if (res == RUN_DONE)
-		pool_join(f.pool);
+	enum run_result res = job_execute(&f.job, &hooks);
 	double el = pool_elapsed(f.pool);
 	timeline_force(&f.tl, el, f.created + f.existing);
 	int halt = pool_halted(f.pool);

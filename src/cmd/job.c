@@ -126,16 +126,29 @@ int job_begin(struct job *j, const struct job_opts *o, const char *cmd, const st
 
 const struct sbuf *job_snapshot(const struct job *j) { return j->resumed ? &j->snapshot : NULL; }
 
-void job_checkpoint(struct job *j, const struct run_hooks *h)
+enum run_result job_execute(struct job *j, const struct run_hooks *h)
 {
-	if (j->ckpt)
+	if (j->ckpt && !j->resumed)
 		run_checkpoint(h, j->ckpt, false);
+	h->start(h->ctx);
+	struct run_opts ro = {.ckpt = j->ckpt, .progress_s = j->opts->progress_s, .checkpoint_s = j->opts->checkpoint_s};
+	enum run_result r = run_loop(h, &ro);
+	if (r == RUN_DONE)
+		h->join(h->ctx);
+	return r;
 }
 
-enum run_result job_run(struct job *j, const struct run_hooks *h)
+void job_identity(struct sbuf *id, const char *cmd)
 {
-	struct run_opts ro = {.ckpt = j->ckpt, .progress_s = j->opts->progress_s, .checkpoint_s = j->opts->checkpoint_s};
-	return run_loop(h, &ro);
+	ser_begin(id, "MYRID001");
+	ser_str(id, cmd);
+}
+
+void job_cmdline(struct sbuf *b, int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++)
+		sbuf_printf(b, "%s%s", i ? " " : "myriad ", argv[i]);
+	sbuf_addc(b, '\n');
 }
 
 int job_end(struct job *j, enum run_result r, uint64_t errors)

@@ -74,11 +74,18 @@ int job_begin(struct job *j, const struct job_opts *o, const char *cmd, const st
 /* The snapshot to resume from, or NULL. */
 const struct sbuf *job_snapshot(const struct job *j);
 
-/* Save a snapshot at once (after a fresh start, so the run is resumable from its first second). */
-void job_checkpoint(struct job *j, const struct run_hooks *h);
+/*
+ * Run the engine behind h: on a fresh start save a first snapshot (so the run is resumable from
+ * its first second), start the workers, run the main loop with the job's options, and wait for the
+ * workers when the work is done (a stopped run leaves them frozen: the process exits).
+ */
+enum run_result job_execute(struct job *j, const struct run_hooks *h);
 
-/* Run the main loop with the job's options. */
-enum run_result job_run(struct job *j, const struct run_hooks *h);
+/* Start a job's identity blob with the command's name (then add operands and options). */
+void job_identity(struct sbuf *id, const char *cmd);
+
+/* The command line as one readable line ("myriad walk ..."), for the state directory. */
+void job_cmdline(struct sbuf *b, int argc, char **argv);
 
 /*
  * Finish: on RUN_DONE remove the state; on RUN_STOPPED keep it and say how to resume. Returns the

@@ -211,8 +211,7 @@ int cmd_rm(int argc, char **argv)
 	if (nroots == 0)
 		return usage_error("missing operand: the directories to remove");
 	struct sbuf id = {0}, cmdline = {0};
-	ser_begin(&id, "MYRID001");
-	ser_str(&id, "rm");
+	job_identity(&id, "rm");
 	for (size_t i = 0; i < nroots; i++) {
 		char abs[PATH_MAX];
 		if (realpath(roots[i], abs) && !strcmp(abs, "/"))
@@ -223,9 +222,7 @@ int cmd_rm(int argc, char **argv)
 	ser_u64(&id, c.dry_run);
 	for (size_t i = 0; i < nexcludes; i++)
 		ser_str(&id, excludes[i]);
-	for (int i = 0; i < argc; i++)
-		sbuf_printf(&cmdline, "%s%s", i ? " " : "myriad ", argv[i]);
-	sbuf_addc(&cmdline, '\n');
+	job_cmdline(&cmdline, argc, argv);
 
 	/* Operands: directories (not symlinks to them), checked before any work starts. An operand
 	 * that is gone while this job's state exists was removed by an interrupted run. */
@@ -287,12 +284,7 @@ int cmd_rm(int argc, char **argv)
 	if (!c.walk)
 		return EXIT_USAGE;
 	struct run_hooks hooks = walk_run_hooks(c.walk, rm_progress, NULL);
-	if (!snap)
-		job_checkpoint(&c.job, &hooks);
-	walk_start(c.walk);
-	enum run_result res = job_run(&c.job, &hooks);
-	if (res == RUN_DONE)
-		walk_join(c.walk);
+	enum run_result res = job_execute(&c.job, &hooks);
 	double el = walk_elapsed(c.walk);
 	timeline_force(&c.tl, el, c.files + c.dirs);
 	uint64_t errors = walk_errors(c.walk);

@@ -414,13 +414,10 @@ int cmd_verify(int argc, char **argv)
 	errlog_stderr_limit(100);
 
 	struct sbuf id = {0}, cmdline = {0};
-	ser_begin(&id, "MYRID001");
-	ser_str(&id, "verify");
+	job_identity(&id, "verify");
 	identity_add_path(&id, v.dir);
 	ser_u64(&id, v.quick);
-	for (int i = 0; i < argc; i++)
-		sbuf_printf(&cmdline, "%s%s", i ? " " : "myriad ", argv[i]);
-	sbuf_addc(&cmdline, '\n');
+	job_cmdline(&cmdline, argc, argv);
 	char *trees[] = {(char *)v.dir};
 	int rc = job_begin(&v.job, &jo, "verify", &id, cmdline.data, trees, 1);
 	sbuf_free(&id);
@@ -440,12 +437,7 @@ int cmd_verify(int argc, char **argv)
 	if (!v.pool)
 		return EXIT_USAGE;
 	struct run_hooks hooks = pool_run_hooks(v.pool, verify_progress, NULL);
-	if (!snap)
-		job_checkpoint(&v.job, &hooks);
-	pool_start(v.pool);
-	enum run_result res = job_run(&v.job, &hooks);
-	if (res == RUN_DONE)
-		pool_join(v.pool);
+	enum run_result res = job_execute(&v.job, &hooks);
 	double el = pool_elapsed(v.pool);
 	bool stopped = res != RUN_DONE;
 	bool ok = v.m.complete && pool_errors(v.pool) == 0;

@@ -314,8 +314,7 @@ int cmd_walk(int argc, char **argv)
 
 	/* The job's identity: what changes its result, not how fast it runs. */
 	struct sbuf id = {0}, cmdline = {0};
-	ser_begin(&id, "MYRID001");
-	ser_str(&id, "walk");
+	job_identity(&id, "walk");
 	for (size_t i = 0; i < nroots; i++) {
 		identity_add_path(&id, roots[i]);
 		ser_str(&id, roots[i]);
@@ -328,9 +327,7 @@ int cmd_walk(int argc, char **argv)
 		ser_str(&id, excludes[i]);
 	if (c.output)
 		identity_add_path(&id, c.output) == 0 || (ser_str(&id, c.output), 0);
-	for (int i = 0; i < argc; i++)
-		sbuf_printf(&cmdline, "%s%s", i ? " " : "myriad ", argv[i]);
-	sbuf_addc(&cmdline, '\n');
+	job_cmdline(&cmdline, argc, argv);
 
 	int rc = job_begin(&c.job, &jo, "walk", &id, cmdline.data, roots, nroots);
 	sbuf_free(&id);
@@ -361,12 +358,7 @@ int cmd_walk(int argc, char **argv)
 	if (!c.walk)
 		return EXIT_USAGE;
 	struct run_hooks hooks = walk_run_hooks(c.walk, on_progress, on_sync);
-	if (!snap)
-		job_checkpoint(&c.job, &hooks);
-	walk_start(c.walk);
-	enum run_result res = job_run(&c.job, &hooks);
-	if (res == RUN_DONE)
-		walk_join(c.walk);
+	enum run_result res = job_execute(&c.job, &hooks);
 	/* The totals are final now, or frozen by the stop snapshot. */
 	double el = walk_elapsed(c.walk);
 	uint64_t errors = walk_errors(c.walk);

@@ -236,13 +236,21 @@ static void pool_sync(void *ctx)
 		p->sync(p->cfg.visitor.ctx);
 }
 
+static void pool_start_hook(void *ctx) { pool_start(ctx); }
+static void pool_join_hook(void *ctx) { pool_join(ctx); }
+
 struct run_hooks pool_run_hooks(struct pool *p, void (*progress)(void *ctx, struct sbuf *line),
 				void (*sync)(void *ctx))
 {
 	p->progress = progress;
 	p->sync = sync;
-	struct run_hooks h = {
-	    .ctx = p, .done = pool_done, .snapshot = pool_snapshot, .sync = pool_sync, .progress = pool_progress};
+	struct run_hooks h = {.ctx = p,
+			      .done = pool_done,
+			      .snapshot = pool_snapshot,
+			      .sync = pool_sync,
+			      .progress = pool_progress,
+			      .start = pool_start_hook,
+			      .join = pool_join_hook};
 	return h;
 }
 

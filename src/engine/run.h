@@ -26,6 +26,9 @@ struct run_hooks {
 	/* Called every few ms while it asks to be: returns ms until the next call, or -1 for no more
 	 * (may be NULL). The engine adjusts itself here, e.g. its number of workers. */
 	int (*tick)(void *ctx);
+	/* Start the workers / wait for them once the work is done (the engine's). */
+	void (*start)(void *ctx);
+	void (*join)(void *ctx);
 };
 
 struct run_opts {

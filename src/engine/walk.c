@@ -611,6 +611,9 @@ static void walk_sync(void *ctx)
 		w->sync(w->cfg.visitor.ctx);
 }
 
+static void walk_start_hook(void *ctx) { walk_start(ctx); }
+static void walk_join_hook(void *ctx) { walk_join(ctx); }
+
 struct run_hooks walk_run_hooks(struct walk *w, void (*progress)(void *ctx, struct sbuf *line),
 				void (*sync)(void *ctx))
 {
@@ -621,7 +624,9 @@ struct run_hooks walk_run_hooks(struct walk *w, void (*progress)(void *ctx, stru
 			      .snapshot = walk_snapshot,
 			      .sync = walk_sync,
 			      .progress = walk_progress,
-			      .tick = walk_tick};
+			      .tick = walk_tick,
+			      .start = walk_start_hook,
+			      .join = walk_join_hook};
 	return h;
 }
 
