@@ -19,6 +19,8 @@ struct command {
 
 static const struct command commands[] = {
     {"fill", cmd_fill, "create N files in a deterministic tree, fast and resumably"},
+    {"lifecycle", cmd_lifecycle, "re-run the billion-file experiment: mkfs, fill, walk, fsck, rm; report"},
+    {"report", cmd_report, "re-render lifecycle results as HTML, or compare several runs"},
     {"rm", cmd_rm, "remove trees in parallel, bottom-up, gently if asked; resumable"},
     {"verify", cmd_verify, "check a filled tree against its manifest: missing, changed, extra"},
     {"walk", cmd_walk, "enumerate trees in parallel: counts, sizes, paths; resumable"},

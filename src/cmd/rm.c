@@ -139,6 +139,7 @@ static void rm_progress(void *ctx, struct sbuf *line)
 	double el = walk_elapsed(c->walk);
 	sbuf_adds(line, c->dry_run ? "rm (dry run): " : "rm: ");
 	progress_format(line, "entries removed", n, 0, el, el > 0 ? n / el : 0, walk_errors(c->walk));
+	walk_stuck(c->walk, line, 5);
 }
 
 /* Filesystems whose directories are hash-ordered, where unlinking in inode order saves seeks. */

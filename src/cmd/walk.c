@@ -165,6 +165,7 @@ static void on_progress(void *ctx, struct sbuf *line)
 	sbuf_adds(line, "walk: ");
 	progress_format(line, "entries", n, 0, el, el > 0 ? n / el : 0, walk_errors(c->walk));
 	sbuf_printf(line, " (%s directories)", fmt_count(b, dirs));
+	walk_stuck(c->walk, line, 5);
 }
 
 static void on_sync(void *ctx)

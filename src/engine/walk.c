@@ -49,6 +49,7 @@ struct worker {
 	struct walk *w;
 	pthread_t tid;
 	struct rec *cur;
+	_Atomic uint64_t since; /* when it last made progress on cur (for the stuck report) */
 	void *local;
 	struct errbatch errs;
 	struct rec **kids;
@@ -208,6 +209,7 @@ static bool commit(struct worker *wk, struct rec *r, bool done)
 		pthread_cond_wait(&w->cond, &w->lock);
 	w->cfg.visitor.commit(w->cfg.visitor.ctx, wk->local);
 	errlog_commit(w->cfg.errlog, &wk->errs);
+	wk->since = now_ns();
 	bool park = false;
 	if (!done) {
 		r->cookie = wk->pending_cookie;
@@ -271,6 +273,7 @@ static struct rec *take(struct worker *wk)
 	if (!w->stopping && w->nstack) {
 		r = w->stack[--w->nstack];
 		wk->cur = r;
+		wk->since = now_ns();
 		w->busy++;
 	}
 	pthread_mutex_unlock(&w->lock);
@@ -675,6 +678,30 @@ double walk_elapsed(struct walk *w)
 uint64_t walk_sessions(struct walk *w) { return w->sessions; }
 
 int walk_threads(struct walk *w) { return w->nstarted; }
+
+void walk_stuck(struct walk *w, struct sbuf *line, double min_s)
+{
+	uint64_t now = now_ns(), worst = 0;
+	int n = 0;
+	const struct rec *worst_rec = NULL;
+	pthread_mutex_lock(&w->lock);
+	for (int i = 0; i < w->nstarted; i++) {
+		struct worker *wk = &w->workers[i];
+		uint64_t since = wk->since;
+		if (!wk->cur || now < since || (now - since) / 1e9 < min_s)
+			continue;
+		n++;
+		if (now - since > worst) {
+			worst = now - since;
+			worst_rec = wk->cur;
+		}
+	}
+	if (n) {
+		sbuf_printf(line, "; %d worker%s without progress, longest %.0f s in ", n, n > 1 ? "s" : "", worst / 1e9);
+		escape_path(line, worst_rec->path, worst_rec->pathlen);
+	}
+	pthread_mutex_unlock(&w->lock);
+}
 
 int walk_rmdir(const struct walk_dir *d)
 {

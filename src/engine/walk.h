@@ -113,6 +113,10 @@ uint64_t walk_errors(struct walk *w);
 double walk_elapsed(struct walk *w);
 /* Run sessions so far (1 + number of resumes). */
 uint64_t walk_sessions(struct walk *w);
+/* Append "; N workers without progress, longest S s in PATH" for workers that have made no progress on their
+ * directory for min_s seconds (an operation held in the kernel), or nothing. */
+void walk_stuck(struct walk *w, struct sbuf *line, double min_s);
+
 /* Workers started so far. */
 int walk_threads(struct walk *w);
 

@@ -92,7 +92,8 @@ struct lc_results {
 };
 
 /* Linear t = a + b*N and power law t = c*N^k (log-log least squares); R² of each measured on
- * the original values, so they compare. model is the better one ("linear"/"power"). */
+ * the original values, so they compare. model is the better one ("linear"/"power"), or
+ * "constant" (the mean) when neither reaches R² 0.5. */
 struct lc_fit {
 	int n;
 	double a, b, r2_lin;

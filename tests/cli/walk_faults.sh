@@ -57,9 +57,9 @@ check "DT_UNKNOWN: --type l finds exactly the symlinks" cmp -s "$S/l1" "$S/l2"
 M=$S/m4
 mount_faultfs "$B" "$M" --rule 'opendir:/t/d9:hold,count=1' || { fail "faultfs did not mount"; exit 0; }
 ffpid=$(pgrep -f "faultfs.*$M" | head -1)
-"$MYRIAD" walk --json "$S/j4" --state "$S/st4" "$M" >/dev/null 2>"$S/err" &
+"$MYRIAD" walk --progress 1 --json "$S/j4" --state "$S/st4" "$M" >/dev/null 2>"$S/err" &
 pid=$!
-sleep 1.5
+sleep 6.5
 t0=$(date +%s%N)
 kill -INT $pid
 wait $pid
@@ -67,6 +67,8 @@ rc=$?
 ms=$((($(date +%s%N) - t0) / 1000000))
 expect_eq "held opendir: SIGINT gives exit 3" 3 $rc
 [ $ms -lt 1000 ] && ok "held opendir: stopped within a second ($ms ms)" || fail "held opendir: took $ms ms"
+grep -q "1 worker without progress, longest [0-9]* s in $M/t/d9" "$S/err" &&
+	ok "held opendir: the progress line names the stuck directory" || fail "progress: $(tail -2 "$S/err")"
 expect_eq "held opendir: all but the held directory was walked first" $((total - 100)) "$(json_num "$S/j4" entries)"
 [ -n "$ffpid" ] && kill -USR2 "$ffpid"
 "$MYRIAD" walk --json "$S/j4" --state "$S/st4" "$M" >/dev/null 2>&1
