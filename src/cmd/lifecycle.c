@@ -1058,9 +1058,8 @@ int cmd_lifecycle(int argc, char **argv)
 			x.fs[keep++] = x.fs[i];
 			continue;
 		}
-		if (fs_list || strcmp(x.fs[i]->name, "ext3") != 0 || true)
-			warnx_("skipping %s: %s or %s is not installed (Debian package %s: apt-get install %s)",
-			       x.fs[i]->name, x.fs[i]->mkfs, x.fs[i]->checker, x.fs[i]->package, x.fs[i]->package);
+		warnx_("skipping %s: %s or %s is not installed (Debian package %s: apt-get install %s)",
+		       x.fs[i]->name, x.fs[i]->mkfs, x.fs[i]->checker, x.fs[i]->package, x.fs[i]->package);
 	}
 	x.nfs = keep;
 	if (!x.nfs) {

@@ -631,7 +631,7 @@ static void chart_begin(struct chart *c, const char *title, const char *xlabel, 
 	c->nplots = 0;
 	sbuf_clear(&c->script);
 	sbuf_printf(&c->script,
-		    "set terminal svg size 560,360 font 'sans,11' background rgb 'white'\n"
+		    "set terminal svg size 520,340 font 'sans,11' background rgb 'white'\n"
 		    "set output '%s/c%d.svg'\n"
 		    "set title \"%s\"\nset xlabel \"%s\"\nset ylabel \"%s\"\n"
 		    "set grid\nset key top left box opaque\nset format x '%%.0s%%c'\nset format y '%%g'\n%s%s",
@@ -770,8 +770,8 @@ static const char css[] =
     "th{background:#f0f0f0}td.l,th.l{text-align:left}"
     ".warn{background:#fff3cd;border:1px solid #e0c060;padding:.5em}"
     ".failed{color:#a00}.skipped{color:#888}"
-    "figure{display:inline-block;margin:.5em}figcaption{font-size:.85em;max-width:560px}"
-    "svg{width:560px;height:360px}";
+    "figure{display:inline-block;margin:.5em}figcaption{font-size:.85em;max-width:520px}"
+    "svg{width:520px;height:340px}";
 
 int lc_render_html(struct lc_results *const *runs, size_t nruns, const char *path)
 {

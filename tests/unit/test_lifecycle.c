@@ -1,0 +1,151 @@
+/* Unit tests for lifecycle's pieces: the least-squares fits and projections, the JSON reader, and
+ * results.json written and read back unchanged. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/jsonread.h"
+#include "report/plot.h"
+#include "util/sbuf.h"
+#include "util/util.h"
+
+static void linear_data_fits_linear(void **state)
+{
+	double x[] = {1e4, 3e4, 1e5, 3e5}, y[4];
+	for (int i = 0; i < 4; i++)
+		y[i] = 2 + 1e-5 * x[i];
+	struct lc_fit f;
+	assert_true(lc_fit(x, y, 4, 1e9, &f));
+	assert_true(fabs(f.a - 2) < 1e-6 && fabs(f.b - 1e-5) < 1e-12);
+	assert_true(f.r2_lin > 0.999999);
+	assert_string_equal(f.model, "linear");
+	assert_true(fabs(f.projected - (2 + 1e4)) < 1e-3);
+}
+
+static void power_data_fits_power(void **state)
+{
+	double x[] = {1e4, 3e4, 1e5, 3e5}, y[4];
+	for (int i = 0; i < 4; i++)
+		y[i] = 3e-6 * pow(x[i], 1.3);
+	struct lc_fit f;
+	assert_true(lc_fit(x, y, 4, 1e9, &f));
+	assert_true(f.have_pow && fabs(f.k - 1.3) < 1e-9);
+	assert_true(f.r2_pow > 0.999999 && f.r2_pow > f.r2_lin);
+	assert_string_equal(f.model, "power");
+	assert_true(fabs(f.projected / (3e-6 * pow(1e9, 1.3)) - 1) < 1e-6);
+}
+
+static void no_trend_is_constant_and_one_scale_no_fit(void **state)
+{
+	double x[] = {1e4, 3e4, 1e5, 3e5}, y[] = {0.010, 0.012, 0.009, 0.011};
+	struct lc_fit f;
+	assert_true(lc_fit(x, y, 4, 1e9, &f));
+	assert_string_equal(f.model, "constant");
+	assert_true(fabs(f.projected - 0.0105) < 1e-9);
+	double x1[] = {5, 5}, y1[] = {1, 2};
+	assert_false(lc_fit(x1, y1, 2, 1e9, &f));
+}
+
+static void reader_parses_what_the_writer_writes(void **state)
+{
+	char err[128];
+	const char doc[] = "{\"a\": [1, -2.5e3, true, null, \"x\\n\\udcff\"], \"b\": {\"c\": \"d\"}, \"e\": []}";
+	struct jv *v = jv_parse(doc, strlen(doc), err, sizeof(err));
+	assert_non_null(v);
+	const struct jv *a = jv_get(v, "a");
+	assert_int_equal(a->n, 5);
+	assert_true(a->items[1].num == -2500);
+	assert_true(a->items[2].type == JV_BOOL && a->items[2].b);
+	assert_int_equal(a->items[3].type, JV_NULL);
+	assert_int_equal(a->items[4].len, 3);
+	assert_memory_equal(a->items[4].str, "x\n\xff", 3);
+	assert_string_equal(jv_str(jv_get(v, "b"), "c", ""), "d");
+	assert_int_equal(jv_get(v, "e")->n, 0);
+	jv_free(v);
+	const char *bad[] = {"{", "[1,]", "{\"a\" 1}", "tru", "[1] x", "\"abc"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_null(jv_parse(bad[i], strlen(bad[i]), err, sizeof(err)));
+}
+
+static void results_roundtrip(void **state)
+{
+	struct lc_results r = {.kernel = "Linux test", .cpu_model = "cpu", .cpus = 2, .mem_kib = 1024,
+			       .files = 300, .project = 1e9, .complete = true};
+	uint64_t scales[] = {100, 300};
+	r.scales = scales;
+	r.nscales = 2;
+	struct lc_cycle cyc[2];
+	memset(cyc, 0, sizeof(cyc));
+	struct lc_point tl[] = {{0.5, 50, 100}, {1, 100, 100}};
+	for (int i = 0; i < 2; i++) {
+		cyc[i].fs = "ext4";
+		cyc[i].files = scales[i];
+		cyc[i].complete = true;
+		cyc[i].lazy_itable_init = 1;
+		cyc[i].mkfs_options = "-F -q";
+		for (int k = 0; k < PH_N; k++) {
+			cyc[i].ph[k] = (struct lc_phase){.status = LC_OK, .exit_status = 0, .wall_s = 0.01 * scales[i] * (k + 1),
+							 .peak_rss_kib = 1000 + scales[i], .rate = NAN, .min_mem_kib = NAN};
+		}
+		cyc[i].ph[PH_FILL].rate = 1234;
+		cyc[i].ph[PH_FILL].rate_unit = "files/s";
+		cyc[i].ph[PH_FILL].tl = tl;
+		cyc[i].ph[PH_FILL].ntl = 2;
+		cyc[i].ph[PH_RM].status = LC_FAILED;
+		cyc[i].ph[PH_RM].exit_status = 1;
+		cyc[i].ph[PH_RM].error = "exit status 1: boom";
+	}
+	r.cycles = cyc;
+	r.ncycles = 2;
+	struct sbuf b = {0};
+	lc_results_json(&r, &b);
+	char path[] = "/tmp/myriad-test-results.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write_all(fd, b.data, b.len), 0);
+	close(fd);
+	char err[128];
+	struct lc_results *back = lc_load(path, err, sizeof(err));
+	unlink(path);
+	assert_non_null(back);
+	assert_int_equal(back->ncycles, 2);
+	assert_int_equal(back->nscales, 2);
+	assert_string_equal(back->kernel, "Linux test");
+	const struct lc_cycle *c = &back->cycles[1];
+	assert_int_equal(c->files, 300);
+	assert_true(c->complete);
+	assert_int_equal(c->lazy_itable_init, 1);
+	assert_true(fabs(c->ph[PH_CHECK].wall_s - 0.01 * 300 * (PH_CHECK + 1)) < 1e-9);
+	assert_int_equal(c->ph[PH_FILL].ntl, 2);
+	assert_true(c->ph[PH_FILL].rate == 1234);
+	assert_int_equal(c->ph[PH_RM].status, LC_FAILED);
+	assert_string_equal(c->ph[PH_RM].error, "exit status 1: boom");
+	/* Projections are in the document: time is linear in N here, so the projection is exact. */
+	struct jv *d = jv_parse(b.data, b.len, err, sizeof(err));
+	assert_non_null(d);
+	const struct jv *fits = jv_get(jv_get(d, "projection"), "fits");
+	assert_true(fits && fits->n > 0);
+	assert_true(fabs(jv_num(&fits->items[0], "projected", 0) / (0.01 * 1e9 * (PH_MKFS + 1)) - 1) < 1e-4);
+	jv_free(d);
+	sbuf_free(&b);
+	lc_free(back);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(linear_data_fits_linear),
+	    cmocka_unit_test(power_data_fits_power),
+	    cmocka_unit_test(no_trend_is_constant_and_one_scale_no_fit),
+	    cmocka_unit_test(reader_parses_what_the_writer_writes),
+	    cmocka_unit_test(results_roundtrip),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
