@@ -18,6 +18,7 @@ struct command {
 };
 
 static const struct command commands[] = {
+    {"copy", cmd_copy, "copy a tree like cp -a: sparse, hard links, xattrs; resumable, throttled"},
     {"fill", cmd_fill, "create N files in a deterministic tree, fast and resumably"},
     {"lifecycle", cmd_lifecycle, "re-run the billion-file experiment: mkfs, fill, walk, fsck, rm; report"},
     {"report", cmd_report, "re-render lifecycle results as HTML, or compare several runs"},

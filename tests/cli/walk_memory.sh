@@ -1,7 +1,7 @@
 # Memory does not grow with the tree: peak RSS walking 500k entries is within 1.25x of walking
 # 100k, also with 500k entries in one directory, and 300k subdirectories in one directory take no
 # more than 50k do (the frontier would grow with them without its bound).
-# The thread count is fixed (-j 8): the default grows the pool with I/O waits, and each worker has
+# The thread count is fixed (-j 2): the default grows the pool with I/O waits, and each worker has
 # its own buffers, which is not per-file state.
 . "$(dirname "$0")/../lib.sh"
 S=$(scratch)
@@ -17,11 +17,11 @@ fi
 "$MKTREE" "$S/wide1" --dirs-only --files 50000 --fanout 50000
 "$MKTREE" "$S/wide2" --dirs-only --files 300000 --fanout 300000
 for opt in "" "--stat" "--print0"; do
-	small=$(peak_rss_kib "$MYRIAD" walk --no-state -j 8 $opt "$S/small")
-	large=$(peak_rss_kib "$MYRIAD" walk --no-state -j 8 $opt "$S/large")
-	flat=$(peak_rss_kib "$MYRIAD" walk --no-state -j 8 $opt "$S/flat")
-	wide1=$(peak_rss_kib "$MYRIAD" walk --no-state -j 8 $opt "$S/wide1")
-	wide2=$(peak_rss_kib "$MYRIAD" walk --no-state -j 8 $opt "$S/wide2")
+	small=$(peak_rss_kib "$MYRIAD" walk --no-state -j 2 $opt "$S/small")
+	large=$(peak_rss_kib "$MYRIAD" walk --no-state -j 2 $opt "$S/large")
+	flat=$(peak_rss_kib "$MYRIAD" walk --no-state -j 2 $opt "$S/flat")
+	wide1=$(peak_rss_kib "$MYRIAD" walk --no-state -j 2 $opt "$S/wide1")
+	wide2=$(peak_rss_kib "$MYRIAD" walk --no-state -j 2 $opt "$S/wide2")
 	lim=$((small * 125 / 100))
 	for pair in "500k entries:$large" "500k in one directory:$flat"; do
 		name=${pair%%:*} rss=${pair##*:}

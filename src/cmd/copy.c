@@ -1,0 +1,1062 @@
+/*
+ * myriad copy: copy the contents of SRC into DST, as cp -a / rsync -aHAX would (data with holes,
+ * directories, symlinks, hard links, special files, mode, owner, nanosecond times, xattrs and
+ * ACLs). The plan is the traversal engine over SRC; the visitor creates each entry in DST
+ * (directories pre-order) and gives each directory its mode, owner and times post-order, once
+ * its contents are in. An entry whose DST twin has the same type, size and mtime is skipped: a
+ * file's mtime is set only once its data is complete, so a resume simply walks SRC again.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "cmd/cmds.h"
+#include "cmd/job.h"
+#include "engine/walk.h"
+#include "io/copy.h"
+#include "io/dir.h"
+#include "report/json.h"
+#include "report/progress.h"
+#include "util/util.h"
+
+static const char copy_help[] =
+    "Usage: myriad copy [OPTIONS] SRC DST\n"
+    "Copy the contents of directory SRC into DST (created if missing): files (sparse), directories,\n"
+    "symlinks, hard links, fifos, sockets, devices, mode, owner, nanosecond times, xattrs, ACLs.\n"
+    "Resumable: an entry already in DST with the same type, size and mtime is skipped.\n"
+    "\n"
+    "  -j, --threads N          workers (default: one per CPU)\n"
+    "      --delete             remove entries of DST that are not in SRC (excluded names stay)\n"
+    "      --check              compare only: write nothing, report every difference (exit 0 when\n"
+    "                           DST equals SRC, else 1)\n"
+    "      --dry-run            count what would be copied, write nothing\n"
+    "      --xdev               do not descend into other filesystems under SRC\n"
+    "      --exclude GLOB       skip entries whose name matches; repeatable\n"
+    "      --rate N             visit at most N entries per second\n"
+    "      --bwlimit BYTES      copy at most BYTES of data per second (e.g. 50M)\n"
+    "      --ionice CLASS       idle, or be:0..7 (best effort, 0 highest): the I/O priority to run at\n"
+    "      --max-errors N       stop (state saved, exit 3) after N failed entries\n"
+    "%s"
+    "\n"
+    "Symlinks are never followed. A failed entry is reported (path, operation, reason) and the copy\n"
+    "goes on (exit 1). Out of space or quota on DST: the copy stops with state saved (exit 3); free\n"
+    "space and run the same command again. A source file that changes while it is copied is\n"
+    "reported and copied again by the next run. --check compares type, size, mtime, mode, owner,\n"
+    "symlink targets and xattrs, not file contents. Refused (exit 2): SRC missing or not a\n"
+    "directory, SRC equal to DST, DST inside SRC, SRC inside DST with --delete.\n";
+
+/* Hard links: at most this many inodes remembered at once; beyond it, further ones are copied as
+ * separate files (reported once). An inode is forgotten once all its links were seen. */
+#define LINKMAP_MAX (1u << 20)
+#define LINKMAP_BUCKETS (1u << 16)
+
+struct link {
+	struct link *next;
+	uint64_t dev, ino;
+	uint32_t left; /* links not yet seen */
+	char path[];   /* DST path relative to DST */
+};
+
+struct local {
+	uint64_t files, dirs, links, others, bytes, skipped, deleted;
+	/* The DST directory of the last SRC directory visited (kept across commits). */
+	struct sbuf cpath;
+	int cfd;
+	bool cvalid;
+};
+
+struct copy {
+	bool dry_run, check, del, root;
+	uint64_t max_errors;
+	char *src, *dst;
+	int dstfd;
+	char *const *excludes;
+	size_t nexcludes;
+	struct throttle bw;
+	pthread_mutex_t link_lock;
+	struct link **links;
+	size_t nlinks;
+	atomic_bool link_full_said, stopping;
+	atomic_uint_fast64_t failed;
+	uint64_t files, dirs, nlink_made, others, bytes, skipped, deleted;
+	struct walk *walk;
+	struct job job;
+};
+
+/* ---- messages and stopping ---- */
+
+static void request_stop(struct copy *c, const char *why)
+{
+	if (atomic_exchange(&c->stopping, true))
+		return;
+	warnx_("%s: stopping", why);
+	raise(SIGTERM); /* the run loop takes the final snapshot and exits 3 */
+}
+
+static bool out_of_room(int e) { return e == ENOSPC || e == EDQUOT; }
+
+/* Report a failed operation on path; stop on a full DST or at --max-errors. */
+static void fail(struct copy *c, struct errbatch *errs, const struct sbuf *path, const char *op, int err)
+{
+	if (out_of_room(err) && !c->dry_run && !c->check) {
+		/* Not a failed entry: the copy stops and the next run copies it. */
+		struct sbuf m = {0};
+		escape_path(&m, path->data, path->len);
+		sbuf_printf(&m, ": %s: %s: destination %s (%s, then run the same command again)", op, strerror(err),
+			    err == ENOSPC ? "out of space" : "over quota", err == ENOSPC ? "free space" : "raise it");
+		request_stop(c, m.data);
+		sbuf_free(&m);
+		return;
+	}
+	errlog_report(errs, path->data, path->len, op, err);
+	if (c->max_errors && atomic_fetch_add(&c->failed, 1) + 1 >= c->max_errors)
+		request_stop(c, "--max-errors reached");
+}
+
+static void problem(struct copy *c, struct errbatch *errs, const struct sbuf *path, const char *what, const char *detail)
+{
+	errlog_problem(errs, path->data, path->len, what, detail);
+	if (c->max_errors && !c->check && atomic_fetch_add(&c->failed, 1) + 1 >= c->max_errors)
+		request_stop(c, "--max-errors reached");
+}
+
+/* The relative path of directory d under its operand ("" for the operand). */
+static const char *rel_of(const struct walk_dir *d, size_t *len)
+{
+	*len = d->pathlen - d->relstart;
+	return d->path + d->relstart;
+}
+
+/* DST's path of name in d (for messages), into b. */
+static void dst_path(struct sbuf *b, const struct copy *c, const struct walk_dir *d, const char *name)
+{
+	size_t rl;
+	const char *rel = rel_of(d, &rl);
+	sbuf_clear(b);
+	sbuf_adds(b, c->dst);
+	if (rl) {
+		sbuf_addc(b, '/');
+		sbuf_add(b, rel, rl);
+	}
+	if (name) {
+		sbuf_addc(b, '/');
+		sbuf_adds(b, name);
+	}
+}
+
+static void src_path(struct sbuf *b, const struct walk_dir *d, const char *name)
+{
+	struct walk_entry e = {name, strlen(name), 0, 0, NULL};
+	sbuf_clear(b);
+	walk_path(b, d, &e);
+}
+
+static bool is_excluded(const struct copy *c, const char *name)
+{
+	for (size_t i = 0; i < c->nexcludes; i++)
+		if (fnmatch(c->excludes[i], name, 0) == 0)
+			return true;
+	return false;
+}
+
+/* ---- DST directories ---- */
+
+/* DST's directory for SRC directory d, cached per worker: an fd, or -1 with errno. */
+static int dst_dir(struct copy *c, struct local *l, const struct walk_dir *d)
+{
+	if (l->cvalid && l->cpath.len == d->pathlen && !memcmp(l->cpath.data, d->path, d->pathlen)) {
+		if (l->cfd < 0)
+			errno = ENOENT;
+		return l->cfd;
+	}
+	if (l->cvalid && l->cfd >= 0)
+		close(l->cfd);
+	size_t rl;
+	const char *rel = rel_of(d, &rl);
+	l->cfd = c->dstfd < 0 ? (errno = ENOENT, -1) : dir_open_at(c->dstfd, rel, rl);
+	int e = errno;
+	sbuf_clear(&l->cpath);
+	sbuf_add(&l->cpath, d->path, d->pathlen);
+	l->cvalid = true;
+	errno = e;
+	return l->cfd;
+}
+
+/* ---- hard links ---- */
+
+static size_t link_hash(uint64_t dev, uint64_t ino) { return (size_t)((ino * 0x9E3779B97F4A7C15ull) ^ dev) % LINKMAP_BUCKETS; }
+
+static struct link **link_find(struct copy *c, uint64_t dev, uint64_t ino)
+{
+	struct link **p = &c->links[link_hash(dev, ino)];
+	while (*p && ((*p)->dev != dev || (*p)->ino != ino))
+		p = &(*p)->next;
+	return p;
+}
+
+/* Remember the first DST name of an inode with more links to come. false when the map is full. */
+static bool link_add(struct copy *c, uint64_t dev, uint64_t ino, uint32_t left, const struct walk_dir *d, const char *name)
+{
+	if (c->nlinks >= LINKMAP_MAX) {
+		if (!atomic_exchange(&c->link_full_said, true))
+			warnx_("more than %u hard-linked inodes pending: further ones are copied as separate files",
+			       LINKMAP_MAX);
+		return false;
+	}
+	size_t rl;
+	const char *rel = rel_of(d, &rl);
+	size_t nl = strlen(name);
+	struct link *k = xmalloc(sizeof(*k) + rl + nl + 2);
+	k->dev = dev;
+	k->ino = ino;
+	k->left = left;
+	memcpy(k->path, rel, rl);
+	size_t o = rl;
+	if (rl)
+		k->path[o++] = '/';
+	memcpy(k->path + o, name, nl + 1);
+	struct link **p = &c->links[link_hash(dev, ino)];
+	k->next = *p;
+	*p = k;
+	c->nlinks++;
+	return true;
+}
+
+/* Make name in dfd a hard link to k's DST name (unless it already is one). 0 or -1 with errno. */
+static int link_to(struct copy *c, const struct link *k, int dfd, const char *name, const struct stat *have, bool *skipped)
+{
+	const char *slash = strrchr(k->path, '/');
+	const char *tname = slash ? slash + 1 : k->path;
+	int tfd = dir_open_at(c->dstfd, k->path, slash ? (size_t)(slash - k->path) : 0);
+	if (tfd < 0)
+		return -1;
+	struct stat ts;
+	int rc = fstatat(tfd, tname, &ts, AT_SYMLINK_NOFOLLOW);
+	if (rc == 0 && have && have->st_ino == ts.st_ino && have->st_dev == ts.st_dev) {
+		*skipped = true;
+	} else if (rc == 0) {
+		if (have && !S_ISDIR(have->st_mode) && unlinkat(dfd, name, 0) != 0 && errno != ENOENT)
+			rc = -1;
+		else
+			rc = linkat(tfd, tname, dfd, name, 0);
+	}
+	int e = errno;
+	close(tfd);
+	errno = e;
+	return rc;
+}
+
+/* ---- creating entries ---- */
+
+static bool same_time(const struct statx_timestamp *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == (uint32_t)b->tv_nsec;
+}
+
+static bool same_type(const struct statx *s, const struct stat *d) { return (s->stx_mode & S_IFMT) == (d->st_mode & S_IFMT); }
+
+/* Is the DST entry finished: same type, and for a non-directory same size and mtime? */
+static bool up_to_date(const struct statx *s, const struct stat *d)
+{
+	if (!same_type(s, d))
+		return false;
+	return S_ISDIR(d->st_mode) || (s->stx_size == (uint64_t)d->st_size && same_time(&s->stx_mtime, &d->st_mtim));
+}
+
+/* Owner, xattrs, mode, then times (last: a finished entry is one with its mtime). fd: the open
+ * DST file or -1; sx: the source's xattr reference. Returns 0 or -1 with errno and *op. */
+static int set_meta(struct copy *c, const struct statx *s, int dfd, const char *name, int fd,
+		    const struct xref *sx, bool times, const char **op)
+{
+	bool lnk = S_ISLNK(s->stx_mode);
+	if (c->root && (fd >= 0 ? fchown(fd, s->stx_uid, s->stx_gid)
+				: fchownat(dfd, name, s->stx_uid, s->stx_gid, AT_SYMLINK_NOFOLLOW)) != 0) {
+		*op = "chown";
+		return -1;
+	}
+	struct xref dx = {fd, dfd, name};
+	if (copy_xattrs(sx, &dx, NULL, op) != 0)
+		return -1;
+	if (!lnk && (fd >= 0 ? fchmod(fd, s->stx_mode & 07777) : fchmodat(dfd, name, s->stx_mode & 07777, 0)) != 0) {
+		*op = "chmod";
+		return -1;
+	}
+	if (!times)
+		return 0;
+	struct timespec ts[2] = {{s->stx_atime.tv_sec, s->stx_atime.tv_nsec}, {s->stx_mtime.tv_sec, s->stx_mtime.tv_nsec}};
+	if ((fd >= 0 ? futimens(fd, ts) : utimensat(dfd, name, ts, AT_SYMLINK_NOFOLLOW)) != 0) {
+		*op = "utimensat";
+		return -1;
+	}
+	return 0;
+}
+
+/* Copy a regular file's data into out (already created) and finish it. */
+static bool fill_file(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e, int dfd,
+		      int in, int out, struct errbatch *errs)
+{
+	struct sbuf p = {0};
+	const char *op = "open";
+	bool failed = true;
+	uint64_t bytes = 0;
+	int rc = copy_data(in, out, e->stx->stx_size, c->bw.rate > 0 ? &c->bw : NULL, &bytes, &op);
+	l->bytes += bytes;
+	if (rc != 0) {
+		int err = errno;
+		/* A read fails on SRC, anything else on DST. */
+		if (!strcmp(op, "read"))
+			src_path(&p, d, e->name);
+		else
+			dst_path(&p, c, d, e->name);
+		fail(c, errs, &p, op, err);
+		goto out;
+	}
+	struct stat after;
+	bool changed = fstat(in, &after) != 0 || (uint64_t)after.st_size != e->stx->stx_size ||
+		       !same_time(&e->stx->stx_mtime, &after.st_mtim);
+	struct xref sx = {in, -1, NULL};
+	if (set_meta(c, e->stx, dfd, e->name, out, &sx, !changed, &op) != 0) {
+		dst_path(&p, c, d, e->name);
+		fail(c, errs, &p, op, errno);
+		goto out;
+	}
+	if (changed) {
+		src_path(&p, d, e->name);
+		problem(c, errs, &p, "changed while copied", "its copy keeps no mtime: the next run copies it again");
+		goto out;
+	}
+	l->files++;
+	failed = false;
+out:
+	close(in);
+	if (close(out) != 0 && !failed) {
+		dst_path(&p, c, d, e->name);
+		fail(c, errs, &p, "close", errno);
+		failed = true;
+	}
+	sbuf_free(&p);
+	return failed;
+}
+
+/* Open a source file for reading (without touching its atime when allowed): fd, or -1 reported. */
+static int open_src(struct copy *c, const struct walk_dir *d, const struct walk_entry *e, struct errbatch *errs)
+{
+	if (e->type != DT_REG)
+		return INT_MAX; /* nothing to open */
+	int in = openat(d->fd, e->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
+	if (in < 0 && errno == EPERM)
+		in = openat(d->fd, e->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (in < 0) {
+		struct sbuf p = {0};
+		src_path(&p, d, e->name);
+		fail(c, errs, &p, "open", errno);
+		sbuf_free(&p);
+	}
+	return in;
+}
+
+/* Create the DST entry (a file: open, returned in *out) with no metadata yet. 0 or -1, *op set. */
+static int create_entry(const struct walk_dir *d, const struct walk_entry *e, int dfd, int *out, const char **op)
+{
+	const struct statx *s = e->stx;
+	*out = -1;
+	switch (s->stx_mode & S_IFMT) {
+	case S_IFREG:
+		*op = "open";
+		*out = openat(dfd, e->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		return *out < 0 ? -1 : 0;
+	case S_IFLNK: {
+		char target[PATH_MAX + 1];
+		*op = "readlink";
+		ssize_t n = readlinkat(d->fd, e->name, target, PATH_MAX);
+		if (n < 0)
+			return -1;
+		target[n] = 0;
+		*op = "symlink";
+		return symlinkat(target, dfd, e->name);
+	}
+	default:
+		*op = "mknod";
+		return mknodat(dfd, e->name, (s->stx_mode & S_IFMT) | 0600, makedev(s->stx_rdev_major, s->stx_rdev_minor));
+	}
+}
+
+/* Make way for a new entry: remove a DST non-directory (or, with --delete, a directory tree). */
+static int clear_dst(struct copy *c, int dfd, const char *name, const struct stat *have)
+{
+	if (!have)
+		return 0;
+	if (S_ISDIR(have->st_mode)) {
+		if (!c->del) {
+			errno = EISDIR;
+			return -1;
+		}
+		return remove_tree(dfd, name);
+	}
+	return unlinkat(dfd, name, 0) != 0 && errno != ENOENT ? -1 : 0;
+}
+
+/* Copy a non-directory. Returns true when it failed. */
+static bool make_entry(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e, int dfd,
+		       const struct stat *have, struct errbatch *errs)
+{
+	struct sbuf p = {0};
+	const char *op = "unlink";
+	int out = -1;
+	bool failed = true;
+	int in = open_src(c, d, e, errs);
+	if (in < 0)
+		return true;
+	if (clear_dst(c, dfd, e->name, have) != 0 || create_entry(d, e, dfd, &out, &op) != 0) {
+		int err = errno;
+		if (!strcmp(op, "readlink"))
+			src_path(&p, d, e->name);
+		else
+			dst_path(&p, c, d, e->name);
+		fail(c, errs, &p, op, err);
+		if (in != INT_MAX)
+			close(in);
+	} else if (out >= 0) {
+		failed = fill_file(c, l, d, e, dfd, in, out, errs);
+	} else {
+		struct xref sx = {-1, d->fd, e->name};
+		if (set_meta(c, e->stx, dfd, e->name, -1, &sx, true, &op) != 0) {
+			dst_path(&p, c, d, e->name);
+			fail(c, errs, &p, op, errno);
+		} else {
+			failed = false;
+			if (S_ISLNK(e->stx->stx_mode))
+				l->links++;
+			else
+				l->others++;
+		}
+	}
+	sbuf_free(&p);
+	return failed;
+}
+
+/* An entry with more links: link it to its inode's first DST name, or be that first name.
+ * Returns 0 when handled (*failed set), 1 when the caller copies it as a plain entry. */
+static int hard_link(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e, int dfd,
+		     const struct stat *have, bool done, struct errbatch *errs, bool *failed)
+{
+	const struct statx *s = e->stx;
+	uint64_t dev = makedev(s->stx_dev_major, s->stx_dev_minor);
+	*failed = false;
+	pthread_mutex_lock(&c->link_lock);
+	struct link **p = link_find(c, dev, s->stx_ino);
+	if (*p) {
+		bool skipped = false;
+		int rc = link_to(c, *p, dfd, e->name, have, &skipped);
+		int err = errno;
+		if (--(*p)->left == 0) {
+			struct link *k = *p;
+			*p = k->next;
+			free(k);
+			c->nlinks--;
+		}
+		pthread_mutex_unlock(&c->link_lock);
+		if (rc != 0) {
+			struct sbuf b = {0};
+			dst_path(&b, c, d, e->name);
+			fail(c, errs, &b, "link", err);
+			sbuf_free(&b);
+			*failed = true;
+		} else if (skipped) {
+			l->skipped++;
+		} else {
+			l->files++;
+		}
+		return 0;
+	}
+	bool added = link_add(c, dev, s->stx_ino, s->stx_nlink - 1, d, e->name);
+	if (!added || done || !S_ISREG(s->stx_mode)) {
+		/* Not a file to fill: finishing it under the lock keeps later links from racing it. */
+		if (done)
+			l->skipped++;
+		else if (added)
+			*failed = make_entry(c, l, d, e, dfd, have, errs);
+		pthread_mutex_unlock(&c->link_lock);
+		return added ? 0 : 1;
+	}
+	/* A file: create it under the lock (so later links find it), fill it outside. */
+	const char *op = "unlink";
+	int out = -1;
+	int in = open_src(c, d, e, errs);
+	if (in < 0) {
+		pthread_mutex_unlock(&c->link_lock);
+		*failed = true;
+		return 0;
+	}
+	int rc = clear_dst(c, dfd, e->name, have);
+	if (rc == 0)
+		rc = create_entry(d, e, dfd, &out, &op);
+	int err = errno;
+	pthread_mutex_unlock(&c->link_lock);
+	if (rc != 0) {
+		struct sbuf b = {0};
+		dst_path(&b, c, d, e->name);
+		fail(c, errs, &b, op, err);
+		sbuf_free(&b);
+		close(in);
+		*failed = true;
+		return 0;
+	}
+	*failed = fill_file(c, l, d, e, dfd, in, out, errs);
+	return 0;
+}
+
+/* A finished entry: fix a mode or owner that changed since (cheap, both are known). */
+static void touch_up(struct copy *c, const struct walk_entry *e, int dfd, const struct stat *have)
+{
+	const struct statx *s = e->stx;
+	if (c->root && (have->st_uid != s->stx_uid || have->st_gid != s->stx_gid))
+		fchownat(dfd, e->name, s->stx_uid, s->stx_gid, AT_SYMLINK_NOFOLLOW);
+	if (!S_ISLNK(have->st_mode) && (have->st_mode & 07777) != (s->stx_mode & 07777u))
+		fchmodat(dfd, e->name, s->stx_mode & 07777, 0);
+}
+
+/* ---- --check ---- */
+
+static bool check_entry(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e, int dfd,
+			const struct stat *have, struct errbatch *errs)
+{
+	const struct statx *s = e->stx;
+	const char *what = NULL;
+	char detail[64] = "";
+	if (!have)
+		what = "missing";
+	else if (!same_type(s, have))
+		what = "different type";
+	else if (S_ISDIR(have->st_mode))
+		return false; /* its metadata is compared once its contents are (dir_done) */
+	else if (s->stx_size != (uint64_t)have->st_size)
+		what = "different size";
+	else if (!same_time(&s->stx_mtime, &have->st_mtim))
+		what = "different mtime";
+	else if (!S_ISLNK(have->st_mode) && (have->st_mode & 07777) != (s->stx_mode & 07777u))
+		what = "different mode";
+	else if (have->st_uid != s->stx_uid || have->st_gid != s->stx_gid)
+		what = "different owner";
+	if (!what && S_ISLNK(have->st_mode)) {
+		char a[PATH_MAX + 1], b[PATH_MAX + 1];
+		ssize_t na = readlinkat(d->fd, e->name, a, PATH_MAX), nb = readlinkat(dfd, e->name, b, PATH_MAX);
+		if (na != nb || na < 0 || memcmp(a, b, na))
+			what = "different symlink target";
+	}
+	if (!what) {
+		bool diff = false;
+		const char *op;
+		struct xref sx = {-1, d->fd, e->name}, dx = {-1, dfd, e->name};
+		if (copy_xattrs(&sx, &dx, &diff, &op) == 0 && diff)
+			what = "different xattrs";
+	}
+	if (!what) {
+		if (S_ISREG(have->st_mode))
+			l->files++;
+		else
+			l->others++;
+		return false;
+	}
+	(void)detail;
+	struct sbuf p = {0};
+	dst_path(&p, c, d, e->name);
+	problem(c, errs, &p, what, "differs from SRC");
+	sbuf_free(&p);
+	return true;
+}
+
+/* ---- the visitor ---- */
+
+static bool copy_entry(void *ctx, void *lp, const struct walk_dir *d, const struct walk_entry *e, struct errbatch *errs)
+{
+	struct copy *c = ctx;
+	struct local *l = lp;
+	if (!d || !e->stx)
+		return false; /* the operand: DST itself, made before the walk */
+	struct sbuf p = {0};
+	int dfd = dst_dir(c, l, d);
+	if (dfd < 0 && !(errno == ENOENT && c->dry_run)) {
+		/* ENOENT: its parent could not be made (reported there) or, checking, is missing. */
+		if (errno != ENOENT) {
+			dst_path(&p, c, d, NULL);
+			fail(c, errs, &p, "open", errno);
+			sbuf_free(&p);
+		}
+		return true;
+	}
+	struct stat st;
+	const struct stat *have = NULL;
+	if (dfd >= 0 && fstatat(dfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		have = &st;
+	else if (dfd >= 0 && errno != ENOENT) {
+		dst_path(&p, c, d, e->name);
+		fail(c, errs, &p, "stat", errno);
+		sbuf_free(&p);
+		return true;
+	}
+	if (c->check)
+		return check_entry(c, l, d, e, dfd, have, errs);
+	bool done = have && up_to_date(e->stx, have);
+	if (c->dry_run) {
+		if (done && e->type != DT_DIR)
+			l->skipped++;
+		else if (e->type == DT_REG)
+			l->files++, l->bytes += e->stx->stx_size;
+		else if (e->type != DT_DIR)
+			l->others++;
+		return false;
+	}
+	if (e->type == DT_DIR) {
+		if (have && !S_ISDIR(have->st_mode) && unlinkat(dfd, e->name, 0) != 0 && errno != ENOENT) {
+			dst_path(&p, c, d, e->name);
+			fail(c, errs, &p, "unlink", errno);
+		} else if ((!have || !S_ISDIR(have->st_mode)) && mkdirat(dfd, e->name, 0700) != 0 && errno != EEXIST) {
+			dst_path(&p, c, d, e->name);
+			fail(c, errs, &p, "mkdir", errno);
+		} else if (have && S_ISDIR(have->st_mode) && !c->root && (have->st_mode & 0700) != 0700) {
+			fchmodat(dfd, e->name, (have->st_mode & 07777) | 0700, 0); /* so its contents can go in */
+		}
+		bool bad = p.len != 0;
+		sbuf_free(&p);
+		return bad;
+	}
+	bool failed = false;
+	if (e->stx->stx_nlink > 1 && hard_link(c, l, d, e, dfd, have, done, errs, &failed) == 0)
+		return failed;
+	if (done) {
+		touch_up(c, e, dfd, have);
+		l->skipped++;
+		return false;
+	}
+	return make_entry(c, l, d, e, dfd, have, errs);
+}
+
+/* --delete / --check: entries of DST directory dfd that SRC directory sfd lacks. */
+static void extras(struct copy *c, struct local *l, const struct walk_dir *d, int sfd, int dfd, struct errbatch *errs)
+{
+	char buf[65536];
+	struct sbuf p = {0};
+	ssize_t n;
+	struct stat st;
+	while ((n = dir_read(dfd, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < n;) {
+			const struct linux_dirent64 *de = (const void *)(buf + off);
+			off += de->d_reclen;
+			if (dir_is_dot(de->d_name) || is_excluded(c, de->d_name) ||
+			    fstatat(sfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+				continue;
+			dst_path(&p, c, d, de->d_name);
+			if (c->check)
+				problem(c, errs, &p, "extra", "not in SRC");
+			else if (c->dry_run)
+				l->deleted++;
+			else if (remove_tree(dfd, de->d_name) != 0)
+				fail(c, errs, &p, "remove", errno);
+			else
+				l->deleted++;
+		}
+	}
+	sbuf_free(&p);
+}
+
+/* Directory metadata compare (--check). */
+static void check_dir(struct copy *c, const struct walk_dir *d, int sfd, int dfd, struct errbatch *errs)
+{
+	struct stat s, t;
+	if (fstat(sfd, &s) != 0 || fstat(dfd, &t) != 0)
+		return;
+	const char *what = NULL;
+	if ((s.st_mode & 07777) != (t.st_mode & 07777))
+		what = "different mode";
+	else if (s.st_uid != t.st_uid || s.st_gid != t.st_gid)
+		what = "different owner";
+	else if (s.st_mtim.tv_sec != t.st_mtim.tv_sec || s.st_mtim.tv_nsec != t.st_mtim.tv_nsec)
+		what = "different mtime";
+	else {
+		bool diff = false;
+		const char *op;
+		struct xref sx = {sfd, -1, NULL}, dx = {dfd, -1, NULL};
+		if (copy_xattrs(&sx, &dx, &diff, &op) == 0 && diff)
+			what = "different xattrs";
+	}
+	if (what) {
+		struct sbuf p = {0};
+		dst_path(&p, c, d, NULL);
+		problem(c, errs, &p, what, "differs from SRC");
+		sbuf_free(&p);
+	}
+}
+
+static void copy_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool keep, struct errbatch *errs)
+{
+	struct copy *c = ctx;
+	struct local *l = lp;
+	size_t rl;
+	const char *rel = rel_of(d, &rl);
+	struct sbuf p = {0};
+	int sfd = dir_open_at(d->rootfd, rel, rl);
+	int dfd = c->dstfd < 0 ? -1 : dir_open_at(c->dstfd, rel, rl);
+	if (sfd < 0 || dfd < 0) {
+		if (sfd < 0 && errno != ENOENT) {
+			sbuf_add(&p, d->path, d->pathlen);
+			fail(c, errs, &p, "open", errno);
+		} else if (dfd < 0 && errno != ENOENT && !c->dry_run) {
+			dst_path(&p, c, d, NULL);
+			fail(c, errs, &p, "open", errno);
+		}
+		if (c->dry_run && sfd >= 0)
+			l->dirs++;
+		goto out;
+	}
+	if (c->check) {
+		extras(c, l, d, sfd, dfd, errs);
+		check_dir(c, d, sfd, dfd, errs);
+		l->dirs++;
+		goto out;
+	}
+	if (c->del)
+		extras(c, l, d, sfd, dfd, errs);
+	if (c->dry_run) {
+		l->dirs++;
+		goto out;
+	}
+	struct statx s;
+	const char *op = "stat";
+	if (statx(sfd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &s) == 0) {
+		struct xref sx = {sfd, -1, NULL};
+		if (set_meta(c, &s, -1, NULL, dfd, &sx, true, &op) == 0) {
+			l->dirs++;
+			goto out;
+		}
+	}
+	dst_path(&p, c, d, NULL);
+	fail(c, errs, &p, op, errno);
+out:
+	if (sfd >= 0)
+		close(sfd);
+	if (dfd >= 0)
+		close(dfd);
+	sbuf_free(&p);
+}
+
+static void copy_commit(void *ctx, void *lp)
+{
+	struct copy *c = ctx;
+	struct local *l = lp;
+	c->files += l->files;
+	c->dirs += l->dirs;
+	c->nlink_made += l->links;
+	c->others += l->others;
+	c->bytes += l->bytes;
+	c->skipped += l->skipped;
+	c->deleted += l->deleted;
+	l->files = l->dirs = l->links = l->others = l->bytes = l->skipped = l->deleted = 0;
+}
+
+static void copy_save(void *ctx, struct sbuf *b)
+{
+	struct copy *c = ctx;
+	uint64_t v[] = {c->files, c->dirs, c->nlink_made, c->others, c->bytes, c->skipped, c->deleted};
+	for (size_t i = 0; i < ARRAY_LEN(v); i++)
+		ser_u64(b, v[i]);
+}
+
+static bool copy_load(void *ctx, struct deser *d)
+{
+	struct copy *c = ctx;
+	uint64_t *v[] = {&c->files, &c->dirs, &c->nlink_made, &c->others, &c->bytes, &c->skipped, &c->deleted};
+	for (size_t i = 0; i < ARRAY_LEN(v); i++)
+		*v[i] = deser_u64(d);
+	return !d->bad;
+}
+
+static void copy_progress(void *ctx, struct sbuf *line)
+{
+	struct copy *c = ctx;
+	walk_lock(c->walk);
+	uint64_t n = c->files + c->dirs + c->nlink_made + c->others + c->skipped, bytes = c->bytes;
+	walk_unlock(c->walk);
+	double el = walk_elapsed(c->walk);
+	char b[32];
+	sbuf_printf(line, "copy%s: %s, ", c->check ? " (check)" : c->dry_run ? " (dry run)" : "", fmt_bytes(b, bytes));
+	progress_format(line, "entries", n, 0, el, el > 0 ? n / el : 0, walk_errors(c->walk));
+	walk_stuck(c->walk, line, 5);
+}
+
+/* ---- operands ---- */
+
+/* The absolute, resolved form of p, which may not exist yet (then its parent must). */
+static bool resolve(const char *p, char *out)
+{
+	if (realpath(p, out))
+		return true;
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof(tmp), "%s", p);
+	size_t n = strlen(tmp);
+	while (n > 1 && tmp[n - 1] == '/')
+		tmp[--n] = 0;
+	char *slash = strrchr(tmp, '/');
+	char parent[PATH_MAX];
+	const char *base = slash ? slash + 1 : tmp;
+	if (slash == tmp)
+		strcpy(parent, "/");
+	else if (slash) {
+		*slash = 0;
+		if (!realpath(tmp, parent))
+			return false;
+	} else if (!getcwd(parent, sizeof(parent)))
+		return false;
+	snprintf(out, PATH_MAX, "%s%s%s", parent, strcmp(parent, "/") ? "/" : "", base);
+	return true;
+}
+
+/* Is a equal to or under b? */
+static bool under(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+	if (!strcmp(b, "/"))
+		return true;
+	return !strncmp(a, b, n) && (a[n] == 0 || a[n] == '/');
+}
+
+/* Check SRC and DST; make DST unless nothing may be written. 0 or an exit code. */
+static int check_operands(struct copy *c)
+{
+	struct stat st;
+	if (lstat(c->src, &st) != 0)
+		return usage_error("%s: %s", c->src, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return usage_error("%s: not a directory", c->src);
+	char as[PATH_MAX], ad[PATH_MAX];
+	if (!resolve(c->src, as))
+		return usage_error("%s: %s", c->src, strerror(errno));
+	if (!resolve(c->dst, ad))
+		return usage_error("%s: %s", c->dst, strerror(errno));
+	if (!strcmp(as, ad))
+		return usage_error("refusing to copy %s onto itself", c->src);
+	if (under(ad, as))
+		return usage_error("refusing to copy %s into %s, which is inside it", c->src, c->dst);
+	if (c->del && under(as, ad))
+		return usage_error("refusing --delete: %s is inside %s", c->src, c->dst);
+	if (lstat(c->dst, &st) == 0 && !S_ISDIR(st.st_mode))
+		return usage_error("%s: not a directory", c->dst);
+	return 0;
+}
+
+static int parse_ionice(const char *spec)
+{
+	if (!strcmp(spec, "idle"))
+		return 3 << 13;
+	if (!strncmp(spec, "be:", 3) && spec[3] >= '0' && spec[3] <= '7' && !spec[4])
+		return (2 << 13) | (spec[3] - '0');
+	return -1;
+}
+
+static void print_summary(struct copy *c, enum run_result res, double el, uint64_t errors, FILE *out)
+{
+	char a[32], b[32], s[32], e[32], by[32], u[32], x[32], y[32];
+	uint64_t n = c->files + c->dirs + c->nlink_made + c->others;
+	if (c->check) {
+		fprintf(out, "copy --check%s: %s entries equal; %s differences; %.2f s\n", res == RUN_DONE ? "" : " stopped",
+			fmt_count(a, n), fmt_count(e, errors), el);
+		return;
+	}
+	fprintf(out, "copy%s%s: %s files (%s), %s directories, %s other entries %s; %s up to date; %s deleted; "
+		     "%s errors; %.2f s\n",
+		c->dry_run ? " (dry run)" : "", res == RUN_DONE ? "" : " stopped", fmt_count(a, c->files),
+		fmt_bytes(by, c->bytes), fmt_count(b, c->dirs), fmt_count(s, c->nlink_made + c->others),
+		c->dry_run ? "would be copied" : "copied", fmt_count(u, c->skipped), fmt_count(x, c->deleted),
+		fmt_count(y, errors), el);
+}
+
+static void write_summary(struct copy *c, const char *path, enum run_result res, double el, uint64_t errors,
+			  const struct throttle *rate)
+{
+	struct sbuf doc = {0};
+	struct json j;
+	json_init(&j, &doc);
+	json_open(&j, NULL, '{');
+	json_str(&j, "myriad_version", MYRIAD_VERSION);
+	json_str(&j, "command", "copy");
+	json_bytes(&j, "src", c->src, strlen(c->src));
+	json_bytes(&j, "dst", c->dst, strlen(c->dst));
+	json_bool(&j, "dry_run", c->dry_run);
+	json_bool(&j, "check", c->check);
+	json_bool(&j, "complete", res == RUN_DONE);
+	json_u64(&j, "files", c->files);
+	json_u64(&j, "dirs", c->dirs);
+	json_u64(&j, "symlinks", c->nlink_made);
+	json_u64(&j, "others", c->others);
+	json_u64(&j, "bytes", c->bytes);
+	json_u64(&j, "skipped", c->skipped);
+	json_u64(&j, "deleted", c->deleted);
+	json_u64(&j, "errors", errors);
+	json_u64(&j, "sessions", walk_sessions(c->walk));
+	json_u64(&j, "threads", walk_threads(c->walk));
+	json_double(&j, "elapsed_s", el);
+	uint64_t n = c->files + c->dirs + c->nlink_made + c->others + c->skipped;
+	json_double(&j, "entries_per_s", el > 0 ? n / el : 0);
+	json_double(&j, "bytes_per_s", el > 0 ? c->bytes / el : 0);
+	json_double(&j, "rate_throttle_wait_s", rate ? rate->waited_ns / 1e9 : 0);
+	json_double(&j, "bwlimit_throttle_wait_s", c->bw.waited_ns / 1e9);
+	json_close(&j, '}');
+	write_json_file(path, &doc);
+	sbuf_free(&doc);
+}
+
+int cmd_copy(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    JOB_LONG_OPTIONS,
+	    {"dry-run", no_argument, 0, OPT_CMD_BASE},
+	    {"exclude", required_argument, 0, OPT_CMD_BASE + 1},
+	    {"rate", required_argument, 0, OPT_CMD_BASE + 2},
+	    {"ionice", required_argument, 0, OPT_CMD_BASE + 3},
+	    {"delete", no_argument, 0, OPT_CMD_BASE + 4},
+	    {"check", no_argument, 0, OPT_CMD_BASE + 5},
+	    {"xdev", no_argument, 0, OPT_CMD_BASE + 6},
+	    {"bwlimit", required_argument, 0, OPT_CMD_BASE + 7},
+	    {"max-errors", required_argument, 0, OPT_CMD_BASE + 8},
+	    {0, 0, 0, 0},
+	};
+	static struct copy c; /* large and shared by the workers */
+	memset(&c, 0, sizeof(c));
+	struct job_opts jo;
+	job_opts_init(&jo);
+	char **excludes = xcalloc(argc, sizeof(char *));
+	size_t nexcludes = 0;
+	uint64_t rate = 0, bwlimit = 0;
+	bool xdev = false;
+	int ioprio = -1;
+	int opt;
+	while ((opt = getopt_long(argc, argv, "j:", longopts, NULL)) != -1) {
+		int r = job_opt(&jo, opt, optarg);
+		if (r < 0)
+			return EXIT_USAGE;
+		if (r > 0)
+			continue;
+		switch (opt) {
+		case OPT_HELP: printf(copy_help, job_options_help); return EXIT_OK;
+		case OPT_CMD_BASE: c.dry_run = true; break;
+		case OPT_CMD_BASE + 1: excludes[nexcludes++] = optarg; break;
+		case OPT_CMD_BASE + 2:
+			if (!parse_count(optarg, &rate) || !rate)
+				return usage_error("--rate: '%s' is not a positive number of entries per second", optarg);
+			break;
+		case OPT_CMD_BASE + 3:
+			if ((ioprio = parse_ionice(optarg)) < 0)
+				return usage_error("--ionice: '%s' is not idle or be:0..7", optarg);
+			break;
+		case OPT_CMD_BASE + 4: c.del = true; break;
+		case OPT_CMD_BASE + 5: c.check = true; break;
+		case OPT_CMD_BASE + 6: xdev = true; break;
+		case OPT_CMD_BASE + 7:
+			if (!parse_size(optarg, &bwlimit) || !bwlimit)
+				return usage_error("--bwlimit: '%s' is not a positive number of bytes per second", optarg);
+			break;
+		case OPT_CMD_BASE + 8:
+			if (!parse_count(optarg, &c.max_errors) || !c.max_errors)
+				return usage_error("--max-errors: '%s' is not a positive number", optarg);
+			break;
+		default: return usage_error("unknown option");
+		}
+	}
+	if (argc - optind != 2)
+		return usage_error("need two operands: SRC DST");
+	if (c.check && c.dry_run)
+		return usage_error("--check and --dry-run do not go together");
+	c.src = argv[optind];
+	c.dst = argv[optind + 1];
+	c.excludes = excludes;
+	c.nexcludes = nexcludes;
+	c.root = geteuid() == 0;
+	int rc = check_operands(&c);
+	if (rc)
+		return rc;
+	struct stat st;
+	bool dst_exists = lstat(c.dst, &st) == 0;
+	if (c.check && !dst_exists) {
+		warnx_("%s: missing", c.dst);
+		return EXIT_FAILED;
+	}
+	if (ioprio >= 0 && syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, ioprio) != 0) {
+		warnx_("--ionice: ioprio_set: %s", strerror(errno));
+		return EXIT_USAGE;
+	}
+	struct sbuf id = {0}, cmdline = {0};
+	job_identity(&id, "copy");
+	identity_add_path(&id, c.src);
+	ser_str(&id, c.src);
+	ser_str(&id, c.dst);
+	ser_u64(&id, c.dry_run | c.check << 1 | c.del << 2 | xdev << 3);
+	for (size_t i = 0; i < nexcludes; i++)
+		ser_str(&id, excludes[i]);
+	job_cmdline(&cmdline, argc, argv);
+	char *trees[2] = {c.src, c.dst};
+	rc = job_begin(&c.job, &jo, "copy", &id, cmdline.data, trees, dst_exists ? 2 : 1);
+	sbuf_free(&id);
+	sbuf_free(&cmdline);
+	if (rc)
+		return rc;
+	if (!dst_exists && !c.dry_run && mkdir(c.dst, 0700) != 0) {
+		warnx_("%s: mkdir: %s", c.dst, strerror(errno));
+		ckpt_finish(c.job.ckpt);
+		return EXIT_FAILED;
+	}
+	c.dstfd = open(c.dst, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (c.dstfd < 0 && !(c.dry_run && errno == ENOENT)) {
+		warnx_("%s: open: %s", c.dst, strerror(errno));
+		ckpt_finish(c.job.ckpt);
+		return EXIT_FAILED;
+	}
+	pthread_mutex_init(&c.link_lock, NULL);
+	c.links = xcalloc(LINKMAP_BUCKETS, sizeof(*c.links));
+	throttle_init(&c.bw, (double)bwlimit);
+	struct throttle throttle;
+	throttle_init(&throttle, rate);
+	char *roots[1] = {c.src};
+	struct walk_config cfg = {
+	    .roots = roots,
+	    .nroots = 1,
+	    .threads = jo.threads ? jo.threads : cpu_count(),
+	    .xdev = xdev,
+	    .restart_on_resume = true,
+	    .excludes = excludes,
+	    .nexcludes = nexcludes,
+	    .stat_mask = STATX_TYPE | STATX_MODE | STATX_NLINK | STATX_UID | STATX_GID | STATX_ATIME | STATX_MTIME |
+			 STATX_INO | STATX_SIZE,
+	    .visitor = {.ctx = &c, .local_size = sizeof(struct local), .entry = copy_entry, .dir_done = copy_dir_done,
+			.commit = copy_commit, .save = copy_save, .load = copy_load},
+	    .errlog = &c.job.errlog,
+	    .throttle = rate ? &throttle : NULL,
+	};
+	c.walk = walk_new(&cfg, job_snapshot(&c.job));
+	if (!c.walk)
+		return EXIT_USAGE;
+	struct run_hooks hooks = walk_run_hooks(c.walk, copy_progress, NULL);
+	enum run_result res = job_execute(&c.job, &hooks);
+	double el = walk_elapsed(c.walk);
+	uint64_t errors = walk_errors(c.walk);
+	print_summary(&c, res, el, errors, jo.json && !strcmp(jo.json, "-") ? stderr : stdout);
+	if (jo.json)
+		write_summary(&c, jo.json, res, el, errors, rate ? &throttle : NULL);
+	rc = job_end(&c.job, res, errors);
+	if (res == RUN_DONE)
+		walk_free(c.walk);
+	free(excludes);
+	return rc;
+}

@@ -1,0 +1,246 @@
+/* copy: data, xattrs and tree removal for myriad copy (see copy.h). */
+#include "io/copy.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "io/dir.h"
+#include "util/util.h"
+
+/* Copy [off, end) with copy_file_range, or with pread/pwrite where the kernel cannot. */
+static int copy_range(int in, int out, off_t off, off_t end, struct throttle *bw, uint64_t *bytes,
+		      const char **op)
+{
+	static __thread char *buf;
+	bool use_cfr = true;
+	while (off < end) {
+		size_t n = end - off > COPY_CHUNK ? COPY_CHUNK : (size_t)(end - off);
+		if (bw)
+			throttle_take(bw, n);
+		ssize_t r = -1;
+		if (use_cfr) {
+			loff_t a = off, b = off;
+			r = copy_file_range(in, &a, out, &b, n, 0);
+			if (r < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP ||
+				      errno == EBADF)) {
+				use_cfr = false;
+				r = -1;
+			} else if (r < 0) {
+				*op = "copy_file_range";
+				return -1;
+			}
+		}
+		if (!use_cfr) {
+			if (!buf)
+				buf = xmalloc(COPY_CHUNK);
+			r = pread(in, buf, n, off);
+			if (r < 0) {
+				*op = "read";
+				return -1;
+			}
+			for (ssize_t w = 0; w < r;) { /* a short write is retried: the next one says why */
+				ssize_t k = pwrite(out, buf + w, r - w, off + w);
+				if (k <= 0) {
+					if (k == 0)
+						errno = EIO;
+					*op = "write";
+					return -1;
+				}
+				w += k;
+			}
+		}
+		if (r == 0)
+			break; /* the source shrank: the caller sees it in its before/after compare */
+		off += r;
+		*bytes += r;
+	}
+	return 0;
+}
+
+int copy_data(int in, int out, uint64_t size, struct throttle *bw, uint64_t *bytes, const char **op)
+{
+	off_t off = 0, end = (off_t)size;
+	while (off < end) {
+		off_t data = lseek(in, off, SEEK_DATA);
+		if (data < 0 && errno == ENXIO)
+			break; /* a hole up to the end */
+		off_t hole = data < 0 ? end : lseek(in, data, SEEK_HOLE);
+		if (data < 0) /* no SEEK_DATA here: everything is data */
+			data = off;
+		if (hole < 0 || hole > end)
+			hole = end;
+		if (copy_range(in, out, data, hole, bw, bytes, op) != 0)
+			return -1;
+		off = hole;
+	}
+	if (ftruncate(out, (off_t)size) != 0) {
+		*op = "ftruncate";
+		return -1;
+	}
+	return 0;
+}
+
+/* "/proc/self/fd/N/NAME": a short path to a name under any directory fd, for the l*xattr calls. */
+static void xpath(char *buf, size_t len, const struct xref *x)
+{
+	snprintf(buf, len, "/proc/self/fd/%d/%s", x->dirfd, x->name);
+}
+
+static ssize_t x_list(const struct xref *x, char *list, size_t size)
+{
+	if (x->fd >= 0)
+		return flistxattr(x->fd, list, size);
+	char p[320];
+	xpath(p, sizeof(p), x);
+	return llistxattr(p, list, size);
+}
+
+static ssize_t x_get(const struct xref *x, const char *key, void *val, size_t size)
+{
+	if (x->fd >= 0)
+		return fgetxattr(x->fd, key, val, size);
+	char p[320];
+	xpath(p, sizeof(p), x);
+	return lgetxattr(p, key, val, size);
+}
+
+static int x_set(const struct xref *x, const char *key, const void *val, size_t size)
+{
+	if (x->fd >= 0)
+		return fsetxattr(x->fd, key, val, size, 0);
+	char p[320];
+	xpath(p, sizeof(p), x);
+	return lsetxattr(p, key, val, size, 0);
+}
+
+/* The xattr names of x into a malloc'd buffer (*len bytes; NULL when there are none). */
+static char *x_names(const struct xref *x, ssize_t *len)
+{
+	for (;;) {
+		ssize_t n = x_list(x, NULL, 0);
+		if (n < 0 && (errno == ENOTSUP || errno == EOPNOTSUPP))
+			n = 0;
+		if (n <= 0) {
+			*len = n;
+			return NULL;
+		}
+		char *b = xmalloc(n);
+		ssize_t m = x_list(x, b, n);
+		if (m >= 0) {
+			*len = m;
+			return b;
+		}
+		free(b);
+		if (errno != ERANGE) {
+			*len = -1;
+			return NULL;
+		}
+	}
+}
+
+/* The value of key on x into a malloc'd buffer (*len bytes), or NULL with errno. */
+static char *x_value(const struct xref *x, const char *key, ssize_t *len)
+{
+	for (;;) {
+		ssize_t n = x_get(x, key, NULL, 0);
+		if (n < 0)
+			return NULL;
+		char *b = xmalloc(n + 1);
+		ssize_t m = x_get(x, key, b, n);
+		if (m >= 0) {
+			*len = m;
+			return b;
+		}
+		free(b);
+		if (errno != ERANGE)
+			return NULL;
+	}
+}
+
+/* Does to hold key with exactly val? */
+static bool x_same(const struct xref *to, const char *key, const char *val, ssize_t len)
+{
+	ssize_t l2;
+	char *v2 = x_value(to, key, &l2);
+	bool same = v2 && l2 == len && !memcmp(v2, val, len);
+	free(v2);
+	return same;
+}
+
+int copy_xattrs(const struct xref *from, const struct xref *to, bool *diff, const char **op)
+{
+	ssize_t len;
+	char *names = x_names(from, &len);
+	if (len < 0) {
+		*op = "listxattr";
+		return -1;
+	}
+	int rc = 0;
+	size_t count = 0;
+	for (ssize_t i = 0; i < len && rc == 0; i += strlen(names + i) + 1) {
+		ssize_t vlen;
+		char *val = x_value(from, names + i, &vlen);
+		count++;
+		if (!val) {
+			if (errno == ENODATA)
+				continue; /* removed meanwhile */
+			*op = "getxattr";
+			rc = -1;
+		} else if (diff) {
+			if (!x_same(to, names + i, val, vlen))
+				*diff = true;
+		} else if (x_set(to, names + i, val, vlen) != 0) {
+			*op = "setxattr";
+			rc = -1;
+		}
+		free(val);
+	}
+	free(names);
+	if (rc == 0 && diff && !*diff) { /* same values for every source name: extra names on to? */
+		ssize_t tlen;
+		char *tn = x_names(to, &tlen);
+		size_t tcount = 0;
+		for (ssize_t i = 0; i < tlen; i += strlen(tn + i) + 1)
+			tcount++;
+		if (tcount != count)
+			*diff = true;
+		free(tn);
+	}
+	return rc;
+}
+
+int remove_tree(int dirfd, const char *name)
+{
+	if (unlinkat(dirfd, name, 0) == 0)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -1;
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	char buf[32768];
+	int rc = 0;
+	ssize_t n;
+	/* Each pass removes what it read; re-read from the start until the directory is empty. */
+	while (rc == 0 && (n = dir_read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < n && rc == 0;) {
+			const struct linux_dirent64 *de = (const void *)(buf + off);
+			off += de->d_reclen;
+			if (!dir_is_dot(de->d_name))
+				rc = remove_tree(fd, de->d_name);
+		}
+	}
+	if (n < 0)
+		rc = -1;
+	int e = errno;
+	close(fd);
+	errno = e;
+	return rc == 0 ? unlinkat(dirfd, name, AT_REMOVEDIR) : -1;
+}

@@ -1,0 +1,47 @@
+/*
+ * copy: the syscall layer of myriad copy — moving one file's data (copy_file_range, falling back
+ * to read/write, holes kept sparse with SEEK_DATA/SEEK_HOLE, bandwidth taken per chunk), its
+ * extended attributes (POSIX ACLs included) and removing a tree below a directory fd. Every
+ * function works on fds plus names, so paths longer than PATH_MAX never reach the kernel whole.
+ */
+#ifndef MYRIAD_IO_COPY_H
+#define MYRIAD_IO_COPY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "engine/throttle.h"
+
+/* The largest piece of data moved at once (and taken from a --bwlimit throttle at once). */
+#define COPY_CHUNK (1u << 20)
+
+/*
+ * Copy size bytes of data from in to out (both at offset 0, out empty), skipping holes, then set
+ * out's size to size. bw (may be NULL) is taken per chunk; *bytes grows by what was written.
+ * Returns 0, or -1 with errno; *op names the failed operation ("read", "write"...).
+ */
+int copy_data(int in, int out, uint64_t size, struct throttle *bw, uint64_t *bytes, const char **op);
+
+/*
+ * An object whose extended attributes are read or written: an open fd (fd >= 0, path NULL), or
+ * a name in a directory (dirfd, name) reached without following a final symlink.
+ */
+struct xref {
+	int fd;
+	int dirfd;
+	const char *name;
+};
+
+/*
+ * Copy every extended attribute of from to to (system.posix_acl_* included). With diff non-NULL
+ * nothing is written: *diff is set when the two sets differ. Returns 0, or -1 with errno and
+ * *op ("listxattr", "getxattr", "setxattr"). A filesystem without xattrs on the source counts as
+ * an empty set.
+ */
+int copy_xattrs(const struct xref *from, const struct xref *to, bool *diff, const char **op);
+
+/* Remove name in dirfd and, if it is a directory, everything under it. 0, or -1 with errno. */
+int remove_tree(int dirfd, const char *name);
+
+#endif

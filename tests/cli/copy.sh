@@ -1,0 +1,156 @@
+# copy reproduces a tree exactly (every file type, hostile names, a path longer than PATH_MAX,
+# holes, hard links, xattrs, ACLs), skips what is done, resumes after kill -9, reports what it
+# cannot read and copies the rest, stops cleanly when DST is full, and holds --bwlimit.
+. "$(dirname "$0")/../lib.sh"
+S=$(scratch)
+export XDG_STATE_HOME=$S/state
+A=$S/src
+B=$S/dst
+
+# digest DIR: one md5 over every entry's (path, type, mode, owner, size, links, mtime ns,
+# symlink target), every file's content and every xattr. Directory sizes are left out.
+digest() {
+	(
+		cd "$1" || exit 1
+		find . ! -type d -printf '%P\t%y %m %U %G %s %n %T@ %l\0' | sort -z
+		find . -type d -printf '%P\t%y %m %U %G %T@\0' | sort -z
+		find . -type f -print0 | sort -z | xargs -0 md5sum 2>/dev/null
+		find . -print0 | sort -z | xargs -0 getfattr -h -d -m - 2>/dev/null
+	) | md5sum | cut -d' ' -f1
+}
+same_tree() { [ "$(digest "$1")" = "$(digest "$2")" ]; }
+
+make_hostile_tree "$A"
+"$MKTREE" "$A/data" --files 2000 --fanout 40 --size 3000 >/dev/null
+truncate -s 100M "$A/sparse"
+printf 'middle' | dd of="$A/sparse" bs=1 seek=52428800 conv=notrunc status=none
+ln "$A/sub/with-data" "$A/hard1"
+ln "$A/sub/with-data" "$A/data/hard2"
+chmod 0751 "$A/sub"
+chmod 4755 "$A/sub/f1"
+if is_root; then chown 123:456 "$A/sub/deeper/f2"; fi
+have_xattr=no
+if command -v setfattr >/dev/null && setfattr -n user.color -v blue "$A/file" 2>/dev/null; then
+	setfattr -n user.dir -v yes "$A/sub"
+	have_xattr=yes
+fi
+have_acl=no
+if command -v setfacl >/dev/null && setfacl -m u:nobody:r "$A/sub/with-data" 2>/dev/null; then
+	setfacl -d -m g:nogroup:rx "$A/sub" && have_acl=yes
+fi
+touch -d '2001-02-03 04:05:06.123456789' "$A/sub/deeper" "$A/data/d3"
+
+"$MYRIAD" copy --json "$S/c.json" "$A" "$B" >/dev/null 2>"$S/err"
+expect_eq "copy: exit 0" 0 $?
+same_tree "$A" "$B" && ok "copy: identical by digest (types, names, long path, modes, owners, times ns, data, xattrs)" ||
+	fail "copy: digests differ"
+out=$(rsync -naHAXc --delete --out-format='%n' "$A/" "$B/" 2>/dev/null | grep -v -e '^\./$' -e '^IO error encountered')
+expect_eq "copy: rsync -naHAXc --delete lists nothing" "" "$out"
+expect_eq "copy: the long path's file is there" 1 "$(find "$B" -name deepfile | wc -l)"
+blocks=$(stat -c %b "$B/sparse")
+[ "$blocks" -lt 1024 ] && ok "copy: sparse file stays sparse ($blocks blocks)" || fail "sparse file has $blocks blocks"
+expect_eq "copy: sparse file data" "middle" "$(dd if="$B/sparse" bs=1 skip=52428800 count=6 status=none)"
+expect_eq "copy: hard links share one inode" 1 \
+	"$(stat -c %i "$B/sub/with-data" "$B/hard1" "$B/data/hard2" | sort -u | wc -l)"
+expect_eq "copy: JSON counts files" 1 "$(grep -c '"files":[1-9]' "$S/c.json")"
+if [ $have_xattr = yes ]; then
+	expect_eq "copy: xattr" blue "$(getfattr --only-values -n user.color "$B/file" 2>/dev/null)"
+else skip "xattrs: setfattr missing or unsupported"; fi
+if [ $have_acl = yes ]; then
+	expect_eq "copy: ACLs (access and default)" "$(getfacl -p "$A/sub/with-data" "$A/sub" 2>/dev/null | sed "s|$A|X|")" \
+		"$(getfacl -p "$B/sub/with-data" "$B/sub" 2>/dev/null | sed "s|$B|X|")"
+else skip "ACLs: setfacl missing or unsupported"; fi
+
+"$MYRIAD" copy --json "$S/c2.json" "$A" "$B" >/dev/null 2>&1
+expect_eq "second run: exit 0, nothing copied" "0 0" "$? $(json_num "$S/c2.json" files)"
+"$MYRIAD" copy --check "$A" "$B" >/dev/null 2>&1
+expect_eq "--check on equal trees: exit 0" 0 $?
+changed=$(cd "$B" && find data -type f | sort | head -1)
+printf 'x' >>"$B/$changed"
+touch "$B/extra"
+"$MYRIAD" copy --check "$A" "$B" >/dev/null 2>"$S/err"
+expect_eq "--check after a change: exit 1" 1 $?
+grep -q "$changed" "$S/err" && grep -q "extra.*$B/extra" "$S/err" && ok "--check: lists the changed file and the extra one" ||
+	fail "--check: $(head -3 "$S/err")"
+"$MYRIAD" copy "$A" "$B" >/dev/null 2>&1
+[ -e "$B/extra" ] && ok "without --delete: an extra DST file stays" || fail "extra file removed without --delete"
+"$MYRIAD" copy --delete "$A" "$B" >/dev/null 2>&1
+expect_eq "--delete: exit 0" 0 $?
+[ ! -e "$B/extra" ] && same_tree "$A" "$B" && ok "--delete: the extra file is gone, trees identical" || fail "--delete"
+"$MYRIAD" copy --dry-run "$A" "$S/dry" >/dev/null 2>&1
+expect_eq "--dry-run: exit 0, writes nothing" "0 no" "$? $([ -e "$S/dry" ] && echo yes || echo no)"
+
+# Refusals: exit 2, nothing written.
+"$MYRIAD" copy "$S/missing" "$S/r1" 2>/dev/null
+expect_eq "missing SRC: exit 2, nothing made" "2 no" "$? $([ -e "$S/r1" ] && echo yes || echo no)"
+"$MYRIAD" copy "$A" "$A/inside" 2>/dev/null
+expect_eq "DST inside SRC: exit 2, nothing made" "2 no" "$? $([ -e "$A/inside" ] && echo yes || echo no)"
+"$MYRIAD" copy "$A" "$A/" 2>/dev/null
+expect_eq "SRC equal to DST: exit 2" 2 $?
+mkdir -p "$S/outer/in"
+"$MYRIAD" copy --delete "$S/outer/in" "$S/outer" 2>/dev/null
+expect_eq "SRC inside DST with --delete: exit 2" "2 yes" "$? $([ -e "$S/outer/in" ] && echo yes || echo no)"
+rm -rf "$B" "$S/outer"
+
+# kill -9 at random moments, then the same command: identical.
+R=$S/big
+"$MKTREE" "$R" --files 20000 --fanout 100 --size 2000 >/dev/null
+for i in 1 2 3 4; do
+	"$MYRIAD" copy --rate 20k --checkpoint-interval 0.05 "$R" "$B" >/dev/null 2>&1 &
+	pid=$!
+	sleep 0.$((RANDOM % 5 + 2))
+	kill -9 $pid 2>/dev/null
+	wait $pid 2>/dev/null
+done
+"$MYRIAD" copy "$R" "$B" >/dev/null 2>&1
+expect_eq "kill -9 then the same command: exit 0" 0 $?
+same_tree "$R" "$B" && ok "kill -9 then the same command: identical" || fail "kill -9: trees differ"
+expect_eq "no state is left behind" "" "$(ls "$S/state/myriad" 2>/dev/null)"
+rm -rf "$B" "$R"
+
+if is_root && [ -e /dev/fuse ]; then
+	FB=$S/fbacking
+	"$MKTREE" "$FB/t" --files 300 --fanout 10 --size 100 >/dev/null
+	mount_faultfs "$FB" "$S/m" --rule 'open:/t/d2/d6/f6:EIO' || fail "faultfs did not mount"
+	"$MYRIAD" copy --errors "$S/errs" "$S/m/t" "$B" >/dev/null 2>"$S/err"
+	expect_eq "EIO on one source file: exit 1" 1 $?
+	grep -q "$S/m/t/d2/d6/f6: open: Input/output error" "$S/err" && ok "EIO: path, operation, reason" ||
+		fail "stderr: $(head -3 "$S/err")"
+	expect_eq "EIO: one error in --errors" 1 "$(wc -l <"$S/errs")"
+	expect_eq "EIO: everything else is copied" 299 "$(find "$B" -type f | wc -l)"
+	rm -rf "$B"
+	"$MYRIAD" copy --max-errors 1 "$S/m/t" "$B" >/dev/null 2>&1
+	expect_eq "--max-errors 1: stops with exit 3" 3 $?
+	fusermount3 -u "$S/m"
+	rm -rf "$B" "$S/state"
+else
+	skip "faultfs needs root and /dev/fuse"
+fi
+
+if mount_image ext4 64M "$S/img" 2>/dev/null; then
+	E=$S/esrc
+	"$MKTREE" "$E" --files 40 --fanout 10 --size 1000000 >/dev/null
+	dd if=/dev/zero of="$S/img/filler" bs=1M count=30 status=none
+	"$MYRIAD" copy "$E" "$S/img/dst" >/dev/null 2>"$S/err"
+	expect_eq "ENOSPC: stops with exit 3" 3 $?
+	grep -q "out of space" "$S/err" && ok "ENOSPC: says so" || fail "stderr: $(head -3 "$S/err")"
+	rm "$S/img/filler"
+	"$MYRIAD" copy "$E" "$S/img/dst" >/dev/null 2>&1
+	expect_eq "ENOSPC: after space is freed the same command completes" 0 $?
+	same_tree "$E" "$S/img/dst" && ok "ENOSPC: then identical" || fail "ENOSPC: trees differ"
+	umount "$S/img"
+else
+	skip "ENOSPC: cannot mount an ext4 image here"
+fi
+
+# --bwlimit 20M on 200 MiB, timed with a final sync: within 10% of 10 s.
+W=$S/bw
+mkdir -p "$W"
+for i in 1 2 3 4; do dd if=/dev/zero of="$W/f$i" bs=1M count=50 status=none; done
+sync
+t0=$(date +%s.%N)
+"$MYRIAD" copy --bwlimit 20M "$W" "$S/bwdst" >/dev/null 2>&1 && sync
+t1=$(date +%s.%N)
+rate=$(echo "$t0 $t1" | awk '{printf "%.2f", 200 / ($2 - $1)}')
+awk -v r="$rate" 'BEGIN { exit !(r >= 18 && r <= 22) }' && ok "--bwlimit 20M: $rate MiB/s" ||
+	fail "--bwlimit 20M: $rate MiB/s"
