@@ -857,15 +857,6 @@ static int check_operands(struct copy *c)
 	return 0;
 }
 
-static int parse_ionice(const char *spec)
-{
-	if (!strcmp(spec, "idle"))
-		return 3 << 13;
-	if (!strncmp(spec, "be:", 3) && spec[3] >= '0' && spec[3] <= '7' && !spec[4])
-		return (2 << 13) | (spec[3] - '0');
-	return -1;
-}
-
 static void print_summary(struct copy *c, enum run_result res, double el, uint64_t errors, FILE *out)
 {
 	char a[32], b[32], s[32], e[32], by[32], u[32], x[32], y[32];
@@ -993,10 +984,8 @@ int cmd_copy(int argc, char **argv)
 		warnx_("%s: missing", c.dst);
 		return EXIT_FAILED;
 	}
-	if (ioprio >= 0 && syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, ioprio) != 0) {
-		warnx_("--ionice: ioprio_set: %s", strerror(errno));
+	if (ioprio >= 0 && apply_ionice(ioprio) != 0)
 		return EXIT_USAGE;
-	}
 	struct sbuf id = {0}, cmdline = {0};
 	job_identity(&id, "copy");
 	identity_add_path(&id, c.src);

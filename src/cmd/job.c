@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "state/ser.h"
@@ -167,6 +168,23 @@ int job_end(struct job *j, enum run_result r, uint64_t errors)
 	}
 	ckpt_finish(j->ckpt);
 	return errors ? EXIT_FAILED : EXIT_OK;
+}
+
+int parse_ionice(const char *spec)
+{
+	if (!strcmp(spec, "idle"))
+		return 3 << 13; /* IOPRIO_CLASS_IDLE */
+	if (!strncmp(spec, "be:", 3) && spec[3] >= '0' && spec[3] <= '7' && !spec[4])
+		return (2 << 13) | (spec[3] - '0'); /* IOPRIO_CLASS_BE, level */
+	return -1;
+}
+
+int apply_ionice(int ioprio)
+{
+	if (syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, ioprio) == 0)
+		return 0;
+	warnx_("--ionice: ioprio_set: %s", strerror(errno));
+	return -1;
 }
 
 int write_json_file(const char *path, const struct sbuf *doc)

@@ -93,6 +93,12 @@ void job_cmdline(struct sbuf *b, int argc, char **argv);
  */
 int job_end(struct job *j, enum run_result r, uint64_t errors);
 
+/* Parse --ionice idle | be:0..7 into an ioprio value; -1 when it is neither. */
+int parse_ionice(const char *spec);
+/* Run at that I/O priority; call before the workers start (threads inherit it). 0, or -1 with a
+ * message. */
+int apply_ionice(int ioprio);
+
 /* Write a JSON document to path ("-": stdout). Returns 0 or -1 (message printed). */
 int write_json_file(const char *path, const struct sbuf *doc);
 

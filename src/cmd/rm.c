@@ -157,16 +157,6 @@ static bool wants_inode_order(const char *path)
 	return false;
 }
 
-/* Parse idle | be:0..7 into an ioprio value; -1 when it is neither. */
-static int parse_ionice(const char *spec)
-{
-	if (!strcmp(spec, "idle"))
-		return 3 << 13; /* IOPRIO_CLASS_IDLE */
-	if (!strncmp(spec, "be:", 3) && spec[3] >= '0' && spec[3] <= '7' && !spec[4])
-		return (2 << 13) | (spec[3] - '0'); /* IOPRIO_CLASS_BE, level */
-	return -1;
-}
-
 int cmd_rm(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -239,11 +229,8 @@ int cmd_rm(int argc, char **argv)
 			return usage_error("%s: not a directory", roots[i]);
 		roots[present++] = roots[i];
 	}
-	/* Set on this thread before the workers start: new threads inherit the I/O priority. */
-	if (ioprio >= 0 && syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, ioprio) != 0) {
-		warnx_("--ionice: ioprio_set: %s", strerror(errno));
+	if (ioprio >= 0 && apply_ionice(ioprio) != 0)
 		return EXIT_USAGE;
-	}
 	int rc = job_begin(&c.job, &jo, "rm", &id, cmdline.data, NULL, 0);
 	sbuf_free(&id);
 	sbuf_free(&cmdline);
