@@ -78,11 +78,15 @@ fi
 [ -x "$MYRIAD" ] || bench_die "no executable myriad at $MYRIAD"
 command -v fs_mark >/dev/null || bench_die "no fs_mark (Debian package fsmark)"
 
-# A work directory on the root filesystem: the bare loop's binary, fs_mark's log, and myriad's
-# checkpoint state (--state WORK/fill: the same disk as the default /var/lib/myriad, but removed
-# at exit whatever happens).
+# A work directory on the root filesystem: a copy of the myriad binary (every run times the same
+# one, even if the checkout is rebuilt meanwhile), the bare loop's binary, fs_mark's log, and
+# myriad's checkpoint state (--state WORK/fill: the same disk as the default /var/lib/myriad, but
+# removed at exit whatever happens).
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/myriad-bench-fill.XXXXXX")
 bench_on_exit "rm -rf '$WORK'"
+MYRIAD_SRC=$MYRIAD MYRIAD=$WORK/myriad
+cp "$MYRIAD_SRC" "$MYRIAD" || bench_die "cannot copy $MYRIAD_SRC"
+"$MYRIAD" --version >/dev/null 2>&1 || bench_die "$MYRIAD_SRC does not run (being rebuilt?)"
 LOOPBIN=$WORK/create_loop
 gcc -O2 -pthread -o "$LOOPBIN" "$TOP/bench/create_loop.c" || bench_die "cannot compile bench/create_loop.c"
 STATE=$WORK/fill FSLOG=$WORK/fs_mark.log
@@ -205,7 +209,7 @@ section() { echo; echo "== $1: $2"; }
 
 echo "== myriad fill bench: ext4 (${size_g}G sparse image, $inodes inodes, fresh mkfs before every run)," \
 	"$(human "$FILES") files, $RUNS rounds, $(nproc) CPUs, $(uname -r)"
-echo "   myriad:  $MYRIAD ($("$MYRIAD" --version 2>/dev/null | head -n 1))"
+echo "   myriad:  $MYRIAD_SRC ($("$MYRIAD" --version 2>/dev/null | head -n 1); timed from a copy)"
 echo "   peers:   fs_mark $(dpkg-query -W -f='${Version}' fsmark 2>/dev/null); bare loop: bench/create_loop.c (gcc -O2)"
 echo "   load:    $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min) at start; ratios come from alternating runs"
 
