@@ -66,12 +66,16 @@ if [ -z "${MYRIAD:-}" ]; then
 fi
 [ -x "$MYRIAD" ] || bench_die "no executable myriad at $MYRIAD"
 
-# A work directory on the root filesystem: myriad-state's checkpoint (--state WORK/state: the same
-# disk as the default /var/lib/myriad, but removed at exit whatever happens) and the JSON summary
-# of the last myriad run.
+# A work directory on the root filesystem: the myriad binary that is timed (a copy, so that a
+# rebuild of the checkout during the bench does not change or remove it), myriad-state's
+# checkpoint (--state WORK/state: the same disk as the default /var/lib/myriad, but removed at exit
+# whatever happens) and the JSON summary of the last myriad run.
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/myriad-bench-rm.XXXXXX")
 bench_on_exit "rm -rf '$WORK'"
 STATE=$WORK/state JSON=$WORK/last.json
+MYRIAD_SRC=$MYRIAD MYRIAD=$WORK/myriad
+cp "$MYRIAD_SRC" "$MYRIAD" || bench_die "cannot copy $MYRIAD_SRC"
+"$MYRIAD" --version >/dev/null 2>&1 || bench_die "$MYRIAD_SRC does not run (being rebuilt?)"
 
 # Human-readable counts for labels: 100000 -> 100k, 2000000 -> 2M.
 human() {
@@ -88,10 +92,11 @@ secs_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a
 # get the same one. Rebuilding the tree with mktree before each run costs about 20 s for 1M files
 # (mktree plus the sync of what it wrote) and gives a similar but not identical tree (mktree's
 # threads race for inode numbers). Copying the pristine image instead costs about 2 s for 1M
-# files (the sparse image holds ~350 MB: inode tables, directory blocks, journal; /var/tmp is on
-# ext4 here, so cp --reflink=auto falls back to a sparse copy) and every run starts from exactly
-# the same bytes: same inode numbers, same directory blocks, same free-space layout, a clean
-# journal. So: copy, loop-mount the copy (direct I/O, like bench_image), and throw it away after.
+# files (the sparse image holds about 330 MB on ext4, 590 MB on XFS: inode tables, directory
+# blocks, journal; where /var/tmp cannot reflink, cp --reflink=auto makes a sparse copy) and
+# every run starts from exactly the same bytes: same inode numbers, same directory blocks, same
+# free-space layout, a clean journal. So: copy, loop-mount the copy (direct I/O, like
+# bench_image), and throw it away after.
 # The pristine image stays attached to its loop device, unmounted, until exit (bench_image detaches
 # it then; detaching it earlier would let that exit cleanup hit a loop device someone else got).
 MNT=$(mktemp -d /tmp/myriad-bench-mnt.XXXXXX)
@@ -99,13 +104,16 @@ bench_on_exit "rmdir '$MNT'"
 RUN_IMG=$(mktemp /var/tmp/myriad-bench-rm-run.XXXXXX.img)
 bench_on_exit "rm -f '$RUN_IMG'"
 RUN_LOOP="" PRISTINE="" CUR_FS="" T=$MNT/t
-run_teardown() { # unmount and detach the current copy, if any
+run_teardown() { # unmount (lazily if it stays busy) and detach the current copy, if any
 	if mountpoint -q "$MNT"; then
 		for _ in 1 2 3 4 5; do
 			umount "$MNT" 2>/dev/null && break
 			sleep 1
 		done
-		! mountpoint -q "$MNT" || bench_die "cannot unmount $MNT"
+		if mountpoint -q "$MNT"; then
+			bench_log "warning: $MNT is busy: unmounting it lazily"
+			umount -l "$MNT"
+		fi
 	fi
 	if [ -n "$RUN_LOOP" ]; then
 		losetup -d "$RUN_LOOP" || bench_log "warning: losetup -d $RUN_LOOP failed"
@@ -136,8 +144,10 @@ check_last_run() {
 
 # fresh_copy cold|warm: the PREP of every timed run. Check and drop the last copy, copy the
 # pristine image, attach and mount the copy; then either sync and drop every cache (cold) or read
-# the whole tree, names and inodes, with a stat walk, and sync (warm). The closing sync (drop_caches
-# syncs too) writes back the copy itself, so the timed `sync -f` has only the removal to write.
+# the whole tree, names and inodes, with a stat walk, and sync (warm). The walk is a --stat one
+# because every unlink needs the file's inode: a plain walk would cache the directories only,
+# where a tree just made has its inodes in memory too. The closing sync (drop_caches syncs too)
+# writes back the copy itself, so the timed `sync -f` has only the removal to write.
 fresh_copy() {
 	[ -z "$RUN_LOOP" ] || check_last_run
 	run_teardown
@@ -172,7 +182,7 @@ versus() {
 }
 
 echo "== myriad rm bench: ${FSLIST[*]}, $(human "$FILES") empty files in directories of 1000, $RUNS rounds, $(nproc) CPUs, $(uname -r)"
-echo "   myriad: $MYRIAD"
+echo "   myriad: $MYRIAD_SRC ($("$MYRIAD" --version 2>/dev/null | head -n 1); timed from a copy)"
 echo "   peer:   $(rm --version | head -n 1)"
 
 for fs in "${FSLIST[@]}"; do
@@ -188,10 +198,11 @@ for fs in "${FSLIST[@]}"; do
 	PRISTINE=$BENCH_IMAGE CUR_FS=$fs
 	t0=$EPOCHREALTIME
 	"$MKTREE" -j "$(nproc)" "$T" --files "$FILES" --fanout 1000 || bench_die "mktree failed"
+	made=$(secs_since "$t0")
 	TREE_FILES=$(find "$T" -type f | wc -l) TREE_DIRS=$(find "$T" -type d | wc -l)
 	[ "$TREE_FILES" = "$FILES" ] || bench_die "mktree made $TREE_FILES files, not $FILES"
 	umount "$MNT" || bench_die "cannot unmount the pristine $fs image"
-	bench_log "made the pristine $fs tree ($TREE_FILES files, $TREE_DIRS directories) in $(secs_since "$t0") s;" \
+	bench_log "made the pristine $fs tree ($TREE_FILES files, $TREE_DIRS directories) in $made s;" \
 		"the image holds $(du -h "$PRISTINE" | cut -f1)"
 
 	echo
