@@ -1,7 +1,9 @@
 /*
  * myriad fill: create N files in the deterministic layout (engine/layout.h) at the kernel's pace.
  * The plan is a pool over the layout's leaf directories — a worker owns a whole leaf, so no two
- * threads create in one directory — and the action creates the leaf's files in order. Creation is
+ * threads create in one directory — and the action creates the leaf's files in order. A small fill
+ * (fewer than FILL_MIN_UNITS leaves) splits each leaf into consecutive parts instead, so that all
+ * the workers of an fsync-bound fill have work to the end rather than waiting for a few leaves. Creation is
  * idempotent (O_EXCL, an existing file of the right size is accepted), so a resumed fill redoes
  * only the leaves that were in progress. DIR/.myriad-fill records the parameters and, at the end,
  * exactly which files exist.
@@ -78,8 +80,24 @@ struct fill {
 	struct timeline tl;
 	struct pool *pool;
 	struct job job;
-	uint64_t halt_files; /* files present when a halt was recorded */
+	uint64_t parts;	     /* units per leaf: 1, or more for a small fill */
+	uint64_t last_partial; /* the last leaf record_partial saw, plus one (0: none yet) */
 };
+
+/* A fill of fewer leaves than this splits them into parts of at least FILL_MIN_PART files. The
+ * split is a function of the layout alone, so a resumed fill, whatever its -j, finds the same
+ * units in its snapshot. */
+#define FILL_MIN_UNITS 512
+#define FILL_MIN_PART 32
+
+static uint64_t fill_parts(const struct layout *lay)
+{
+	if (lay->leaves >= FILL_MIN_UNITS)
+		return 1;
+	uint64_t want = (FILL_MIN_UNITS + lay->leaves - 1) / lay->leaves;
+	uint64_t most = (lay->fanout + FILL_MIN_PART - 1) / FILL_MIN_PART;
+	return want < most ? want : most;
+}
 
 #define DATA_BUF (1u << 20)
 
@@ -180,10 +198,11 @@ static int make_file(struct fill *f, struct local *l, int dfd, uint64_t i)
 	return 0;
 }
 
-static int fill_unit(void *ctx, void *lp, uint64_t leaf, struct errbatch *errs)
+static int fill_unit(void *ctx, void *lp, uint64_t unit, struct errbatch *errs)
 {
 	struct fill *f = ctx;
 	struct local *l = lp;
+	uint64_t leaf = unit / f->parts, part = unit % f->parts;
 	if (!l->buf)
 		l->buf = xmalloc(DATA_BUF);
 	char path[1024];
@@ -199,9 +218,11 @@ static int fill_unit(void *ctx, void *lp, uint64_t leaf, struct errbatch *errs)
 		return e; /* a fill cannot go on without its directories */
 	}
 	uint64_t first = leaf * f->lay.fanout, n = layout_leaf_files(&f->lay, leaf);
+	uint64_t per = (f->lay.fanout + f->parts - 1) / f->parts, s0 = part * per;
+	uint64_t s1 = s0 + per < n ? s0 + per : n;
 	uint64_t created0 = l->created, existing0 = l->existing, bytes0 = l->bytes;
 	int err = 0;
-	for (uint64_t s = 0; s < n && !err; s++) {
+	for (uint64_t s = s0; s < s1 && !err; s++) {
 		if (f->throttled)
 			throttle_take(&f->throttle, 1);
 		err = make_file(f, l, dfd, first + s);
@@ -216,7 +237,7 @@ static int fill_unit(void *ctx, void *lp, uint64_t leaf, struct errbatch *errs)
 	}
 	close(dfd);
 	if (err) {
-		/* The leaf stays unfinished and is redone on resume: count none of it now. */
+		/* The unit stays unfinished and is redone on resume: count none of it now. */
 		l->created = created0;
 		l->existing = existing0;
 		l->bytes = bytes0;
@@ -313,11 +334,15 @@ static const char *room_name(int dirfd)
 	return "space";
 }
 
-/* Count the complete files at the start of an unfinished leaf (a halted --until-full fill). */
-static void record_partial(void *ctx, uint64_t leaf)
+/* Count the complete files at the start of an unfinished leaf (a halted --until-full fill), given
+ * in increasing order, each at most once. */
+static void record_partial_leaf(void *ctx, uint64_t leaf)
 {
 	struct manifest *m = ((void **)ctx)[0];
 	struct fill *f = ((void **)ctx)[1];
+	if (f->last_partial == leaf + 1)
+		return;
+	f->last_partial = leaf + 1;
 	char path[1024];
 	size_t len = layout_dir_path(&f->lay, f->lay.depth, leaf, path);
 	uint64_t first = leaf * f->lay.fanout, n = layout_leaf_files(&f->lay, leaf), count = 0;
@@ -341,7 +366,24 @@ static void record_partial(void *ctx, uint64_t leaf)
 	}
 	m->partial = xrealloc(m->partial, (m->npartial + 1) * sizeof(*m->partial));
 	m->partial[m->npartial++] = (struct partial_leaf){leaf, count};
-	f->halt_files += count;
+}
+
+/* How many files the manifest says exist. */
+static uint64_t manifest_present(const struct manifest *m, const struct layout *lay)
+{
+	uint64_t have = m->claimed * lay->fanout < lay->files ? m->claimed * lay->fanout : lay->files;
+	for (uint64_t i = 0; i < m->npartial; i++) {
+		uint64_t full = layout_leaf_files(lay, m->partial[i].leaf);
+		have -= full - manifest_leaf_files(m, m->partial[i].leaf, full);
+	}
+	return have;
+}
+
+/* An unfinished unit: its leaf is partial. */
+static void record_partial(void *ctx, uint64_t unit)
+{
+	struct fill *f = ((void **)ctx)[1];
+	record_partial_leaf(ctx, unit / f->parts);
 }
 
 static void summary(struct fill *f, FILE *out, double el, const char *status)
@@ -522,10 +564,7 @@ int cmd_fill(int argc, char **argv)
 			return EXIT_USAGE;
 	}
 	if (mr > 0 && m.complete && !snap) {
-		uint64_t have = m.claimed * fanout < files ? m.claimed * fanout : files;
-		for (uint64_t i = 0; i < m.npartial; i++)
-			have -= layout_leaf_files(&f.lay, m.partial[i].leaf) - manifest_leaf_files(&m, m.partial[i].leaf,
-								layout_leaf_files(&f.lay, m.partial[i].leaf));
+		uint64_t have = manifest_present(&m, &f.lay);
 		printf("fill: %s already holds this fill, complete (%llu files): nothing to do\n", f.dir,
 		       (unsigned long long)have);
 		if (jo.json) {
@@ -558,8 +597,9 @@ int cmd_fill(int argc, char **argv)
 	throttle_init(&f.throttle, rate);
 	f.throttled = rate > 0;
 	timeline_init(&f.tl, 0.5);
+	f.parts = fill_parts(&f.lay);
 	struct pool_config cfg = {
-	    .units = f.lay.leaves,
+	    .units = f.lay.leaves * f.parts,
 	    .threads = threads,
 	    .visitor = {.ctx = &f, .local_size = sizeof(struct local), .run = fill_unit, .commit = fill_commit,
 			.save = fill_save, .load = fill_load},
@@ -580,9 +620,15 @@ int cmd_fill(int argc, char **argv)
 	if (res == RUN_DONE && halt && f.until_full && out_of_room(halt)) {
 		/* Full: record exactly which files exist; the fill is complete as far as it could go. */
 		void *ctx[2] = {&nm, &f};
-		nm.claimed = pool_next_unit(f.pool);
+		uint64_t next = pool_next_unit(f.pool);
+		nm.claimed = (next + f.parts - 1) / f.parts;
 		pool_unfinished(f.pool, record_partial, ctx);
-		f.created += f.halt_files; /* files of the partly filled leaves, not counted by their units */
+		if (next % f.parts) /* a leaf whose later parts were never started */
+			record_partial_leaf(ctx, next / f.parts);
+		/* The units' counts miss the files of unfinished units and include those removed after a
+		 * gap in a partial leaf: count what the manifest says exists. */
+		uint64_t have = manifest_present(&nm, &f.lay);
+		f.created = have > f.existing ? have - f.existing : 0;
 		printf("fill: %s is out of %s: stopped as asked (--until-full)\n", f.dir, room_name(f.dirfd));
 		status = "full";
 		halt = 0;

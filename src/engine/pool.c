@@ -67,7 +67,11 @@ static bool claim(struct pworker *w)
 	struct pool *p = w->p;
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
-		while (p->next < p->cfg.units && p->next >= p->low && bit_get(p, p->next) && p->next < p->low + WINDOW)
+		/* Finishing the oldest unit moves the watermark past the units finished before a resume,
+		 * and their bits are cleared as it goes: never claim below it. */
+		if (p->next < p->low)
+			p->next = p->low;
+		while (p->next < p->cfg.units && bit_get(p, p->next) && p->next < p->low + WINDOW)
 			p->next++; /* finished before a resume */
 		if (p->stopping || p->halted || p->next >= p->cfg.units) {
 			pthread_mutex_unlock(&p->lock);
@@ -282,13 +286,22 @@ uint64_t pool_units_done(struct pool *p) { return p->finished; }
 double pool_elapsed(struct pool *p) { return (p->prev_ns + ((p->end_ns ? p->end_ns : now_ns()) - p->start_ns)) / 1e9; }
 uint64_t pool_sessions(struct pool *p) { return p->sessions; }
 uint64_t pool_errors(struct pool *p) { return p->cfg.errlog->count; }
-uint64_t pool_next_unit(struct pool *p) { return p->next; }
+uint64_t pool_next_unit(struct pool *p)
+{
+	/* Past the last claimed unit and past every unit a resumed run found finished. */
+	uint64_t n = p->next > p->low ? p->next : p->low;
+	for (uint64_t u = n; u < p->low + WINDOW && u < p->cfg.units; u++)
+		if (bit_get(p, u))
+			n = u + 1;
+	return n;
+}
 void pool_lock(struct pool *p) { pthread_mutex_lock(&p->lock); }
 void pool_unlock(struct pool *p) { pthread_mutex_unlock(&p->lock); }
 
 void pool_unfinished(struct pool *p, void (*fn)(void *ctx, uint64_t unit), void *ctx)
 {
-	for (uint64_t u = p->low; u < p->next; u++)
+	uint64_t end = pool_next_unit(p);
+	for (uint64_t u = p->low; u < end; u++)
 		if (!bit_get(p, u))
 			fn(ctx, u);
 }

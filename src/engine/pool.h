@@ -56,10 +56,12 @@ uint64_t pool_units_done(struct pool *p);
 double pool_elapsed(struct pool *p);
 uint64_t pool_sessions(struct pool *p);
 uint64_t pool_errors(struct pool *p);
-/* Call fn(ctx, unit) for every unit claimed but not finished (lock held): e.g. to record the
- * partly filled directories when a fill halts. */
+/* Call fn(ctx, unit), in increasing order, for every unit below pool_next_unit that is not
+ * finished — claimed and left unfinished, or (after a resume) never claimed but below a unit
+ * finished before — with the lock held: e.g. to record the partly filled directories when a fill
+ * halts. */
 void pool_unfinished(struct pool *p, void (*fn)(void *ctx, uint64_t unit), void *ctx);
-/* The first unit not yet claimed: every unit from here on was never started. */
+/* The first unit from which on no unit was ever started, in this run or before a resume. */
 uint64_t pool_next_unit(struct pool *p);
 void pool_lock(struct pool *p);
 void pool_unlock(struct pool *p);
