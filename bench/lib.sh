@@ -134,28 +134,32 @@ drop_caches() {
 
 # ---------------------------------------------------------------------------------------------
 # Measurements. Per label: space-separated wall seconds and peak RSS (KiB), in run order.
-declare -A _bench_times=() _bench_rss=() _bench_nz=() _bench_warned=()
+declare -A _bench_times=() _bench_rss=() _bench_cpu=() _bench_nz=() _bench_warned=()
 _bench_labels=()
 [ -x /usr/bin/time ] || need_pkgs time
 
 # measure LABEL CMD...: run CMD (an executable and its arguments, not a shell function; use
 # sh -c '...' for a pipeline) once, stdout to /dev/null, stderr kept aside (shown with the first
 # non-zero exit of that label). Records wall seconds (EPOCHREALTIME, microseconds) and peak RSS
-# (GNU time %M, KiB). A non-zero exit is a warning, printed once per label, never fatal: bfs and
+# (GNU time %M, KiB) and CPU seconds, user plus system, of the command and its children (GNU time
+# %U + %S: the share of the machine a tool needs, which wall time on a busy machine hides). A
+# non-zero exit is a warning, printed once per label, never fatal: bfs and
 # find exit 1 on permission errors and still did the walk.
 measure() {
-	local label=$1 t0 t1 rc=0 secs rss out="$_bench_tmp/time.out" err="$_bench_tmp/stderr.out"
+	local label=$1 t0 t1 rc=0 secs rss cpu out="$_bench_tmp/time.out" err="$_bench_tmp/stderr.out"
 	shift
 	[ $# -gt 0 ] || bench_die "measure $label: no command"
-	[ -n "${_bench_times[$label]+x}" ] || { _bench_labels+=("$label"); _bench_times[$label]=""; _bench_rss[$label]=""; _bench_nz[$label]=0; }
+	[ -n "${_bench_times[$label]+x}" ] || { _bench_labels+=("$label"); _bench_times[$label]=""; _bench_rss[$label]=""; _bench_cpu[$label]=""; _bench_nz[$label]=0; }
 	t0=$EPOCHREALTIME
-	/usr/bin/time -f '%M' -o "$out" "$@" >/dev/null 2>"$err" || rc=$?
+	/usr/bin/time -f '%U %S %M' -o "$out" "$@" >/dev/null 2>"$err" || rc=$?
 	t1=$EPOCHREALTIME
 	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
-	rss=$(tail -n 1 "$out" 2>/dev/null)
+	read -r cpu rss <<<"$(tail -n 1 "$out" 2>/dev/null | awk 'NF == 3 { printf "%.2f %s", $1 + $2, $3 }')"
 	case $rss in '' | *[!0-9]*) rss=0 ;; esac
+	case $cpu in '' | *[!0-9.]*) cpu=0 ;; esac
 	_bench_times[$label]+="$secs "
 	_bench_rss[$label]+="$rss "
+	_bench_cpu[$label]+="$cpu "
 	if [ "$rc" != 0 ]; then
 		_bench_nz[$label]=$((_bench_nz[$label] + 1))
 		if [ -z "${_bench_warned[$label]+x}" ]; then
@@ -164,7 +168,7 @@ measure() {
 			head -n 5 "$err" | sed 's/^/    /' >&2
 		fi
 	fi
-	[ "$BENCH_QUIET" = 1 ] || printf 'bench:   %-24s %9.3f s %9s KiB%s\n' "$label" "$secs" "$rss" \
+	[ "$BENCH_QUIET" = 1 ] || printf 'bench:   %-24s %9.3f s %9s KiB %7s s CPU%s\n' "$label" "$secs" "$rss" "$cpu" \
 		"$([ "$rc" = 0 ] || echo "  (exit $rc)")" >&2
 }
 
@@ -235,17 +239,18 @@ max_rss_of() {
 
 # report_medians [LABEL...]: the table for the given labels (default: all, in first-seen order).
 report_medians() {
-	local l rs n med min max rmed note
+	local l rs cs n med min max rmed note
 	[ $# -gt 0 ] || set -- "${_bench_labels[@]}"
-	printf '%-28s %5s %11s %11s %11s %14s\n' LABEL runs 'median s' 'min s' 'max s' 'med RSS KiB'
+	printf '%-28s %5s %11s %11s %11s %14s %10s\n' LABEL runs 'median s' 'min s' 'max s' 'med RSS KiB' 'med CPU s'
 	for l in "$@"; do
 		[ -n "${_bench_times[$l]+x}" ] || { printf '%-28s (no runs)\n' "$l"; continue; }
 		read -r n med min max <<<"$(_bench_stats "${_bench_times[$l]}")"
 		read -r _ rs _ _ <<<"$(_bench_stats "${_bench_rss[$l]}")"
+		read -r _ cs _ _ <<<"$(_bench_stats "${_bench_cpu[$l]}")"
 		rmed=$(printf '%.0f' "$rs")
 		note=""
 		[ "${_bench_nz[$l]}" = 0 ] || note="  ($((_bench_nz[$l])) non-zero exits)"
-		printf '%-28s %5d %11.4f %11.4f %11.4f %14s%s\n' "$l" "$n" "$med" "$min" "$max" "$rmed" "$note"
+		printf '%-28s %5d %11.4f %11.4f %11.4f %14s %10.2f%s\n' "$l" "$n" "$med" "$min" "$max" "$rmed" "$cs" "$note"
 	done
 }
 
