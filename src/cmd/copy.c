@@ -19,17 +19,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cmd/cmds.h"
 #include "cmd/job.h"
+#include "engine/cgroup_io.h"
 #include "engine/walk.h"
 #include "io/copy.h"
 #include "io/dir.h"
 #include "report/json.h"
 #include "report/progress.h"
+#include "state/linkmap.h"
 #include "util/util.h"
 
 static const char copy_help[] =
@@ -43,35 +46,31 @@ static const char copy_help[] =
     "      --check              compare only: write nothing, report every difference (exit 0 when\n"
     "                           DST equals SRC, else 1)\n"
     "      --dry-run            count what would be copied, write nothing\n"
-    "      --xdev               do not descend into other filesystems under SRC\n"
+    "      --xdev               do not descend into other filesystems under SRC (a mount point\n"
+    "                           becomes an empty directory, as with cp -ax and rsync -ax)\n"
     "      --exclude GLOB       skip entries whose name matches; repeatable\n"
     "      --rate N             visit at most N entries per second\n"
     "      --bwlimit BYTES      copy at most BYTES of data per second (e.g. 50M)\n"
     "      --ionice CLASS       idle, or be:0..7 (best effort, 0 highest): the I/O priority to run at\n"
+    "      --cgroup-io SPEC     run in a cgroup with a kernel I/O limit on DST's block device:\n"
+    "                           rbps=BYTES, wbps=BYTES, riops=N, wiops=N (e.g. wbps=50M); cgroup v1\n"
+    "                           limits reads and direct I/O, not buffered writes (use --bwlimit)\n"
     "      --max-errors N       stop (state saved, exit 3) after N failed entries\n"
+    "      --link-memory SIZE   memory for hard links whose other names are still to come (default\n"
+    "                           64M); beyond it they spill to a file in the state directory\n"
     "%s"
     "\n"
     "Symlinks are never followed. A failed entry is reported (path, operation, reason) and the copy\n"
     "goes on (exit 1). Out of space or quota on DST: the copy stops with state saved (exit 3); free\n"
     "space and run the same command again. A source file that changes while it is copied is\n"
     "reported and copied again by the next run. --check compares type, size, mtime, mode, owner,\n"
-    "symlink targets and xattrs, not file contents. Refused (exit 2): SRC missing or not a\n"
-    "directory, SRC equal to DST, DST inside SRC, SRC inside DST with --delete.\n";
-
-/* Hard links: at most this many inodes remembered at once; beyond it, further ones are copied as
- * separate files (reported once). An inode is forgotten once all its links were seen. */
-#define LINKMAP_MAX (1u << 20)
-#define LINKMAP_BUCKETS (1u << 16)
-
-struct link {
-	struct link *next;
-	uint64_t dev, ino;
-	uint32_t left; /* links not yet seen */
-	char path[];   /* DST path relative to DST */
-};
+    "symlink targets, xattrs and file contents. A resumed run walks SRC again: its summary counts\n"
+    "what every run copied, and what it found up to date and the failures of its own pass, where\n"
+    "each entry that still fails appears once (the --errors file starts afresh). Refused (exit 2):\n"
+    "SRC missing or not a directory, SRC equal to DST, DST inside SRC, SRC inside DST with --delete.\n";
 
 struct local {
-	uint64_t files, dirs, links, others, bytes, skipped, deleted;
+	uint64_t files, dirs, links, others, bytes, skipped, deleted, seen_entries, seen_bytes;
 	/* The DST directory of the last SRC directory visited (kept across commits). */
 	struct sbuf cpath;
 	int cfd;
@@ -79,7 +78,8 @@ struct local {
 };
 
 struct copy {
-	bool dry_run, check, del, root;
+	bool dry_run, check, del, root, xdev;
+	dev_t src_dev;
 	uint64_t max_errors;
 	char *src, *dst;
 	int dstfd;
@@ -87,14 +87,27 @@ struct copy {
 	size_t nexcludes;
 	struct throttle bw;
 	pthread_mutex_t link_lock;
-	struct link **links;
-	size_t nlinks;
-	atomic_bool link_full_said, stopping;
+	struct linkmap *links;
+	const char *link_dir; /* where it spills (NULL: $TMPDIR) */
+	struct sbuf link_path; /* the first name of a linked inode (link_lock) */
+	atomic_bool link_failed_said, stopping;
 	atomic_uint_fast64_t failed;
 	uint64_t files, dirs, nlink_made, others, bytes, skipped, deleted;
+	/* For the progress line, this run's (a resume walks again): data bytes moved so far (counted as
+	 * they move), entries visited and allocated bytes of those not copied (both as batches commit),
+	 * when it began; what SRC's filesystem holds when SRC is one (0: unknown). */
+	_Atomic uint64_t live_bytes;
+	uint64_t seen_entries, seen_bytes, run_start_ns, fs_entries, fs_bytes;
 	struct walk *walk;
 	struct job job;
 };
+
+#ifndef STATX_ATTR_MOUNT_ROOT
+#define STATX_ATTR_MOUNT_ROOT 0x00002000
+#endif
+
+/* Memory for hard-linked inodes whose other links are still to come, before they spill to disk. */
+#define LINK_MEMORY_DEFAULT (64u << 20)
 
 /* ---- messages and stopping ---- */
 
@@ -197,50 +210,14 @@ static int dst_dir(struct copy *c, struct local *l, const struct walk_dir *d)
 
 /* ---- hard links ---- */
 
-static size_t link_hash(uint64_t dev, uint64_t ino) { return (size_t)((ino * 0x9E3779B97F4A7C15ull) ^ dev) % LINKMAP_BUCKETS; }
-
-static struct link **link_find(struct copy *c, uint64_t dev, uint64_t ino)
+/* Make name in dfd a hard link to target, a path relative to DST (unless it already is one). 0 or -1
+ * with errno. */
+static int link_to(struct copy *c, const char *target, size_t tlen, int dfd, const char *name, const struct stat *have,
+		   bool *skipped)
 {
-	struct link **p = &c->links[link_hash(dev, ino)];
-	while (*p && ((*p)->dev != dev || (*p)->ino != ino))
-		p = &(*p)->next;
-	return p;
-}
-
-/* Remember the first DST name of an inode with more links to come. false when the map is full. */
-static bool link_add(struct copy *c, uint64_t dev, uint64_t ino, uint32_t left, const struct walk_dir *d, const char *name)
-{
-	if (c->nlinks >= LINKMAP_MAX) {
-		if (!atomic_exchange(&c->link_full_said, true))
-			warnx_("more than %u hard-linked inodes pending: further ones are copied as separate files",
-			       LINKMAP_MAX);
-		return false;
-	}
-	size_t rl;
-	const char *rel = rel_of(d, &rl);
-	size_t nl = strlen(name);
-	struct link *k = xmalloc(sizeof(*k) + rl + nl + 2);
-	k->dev = dev;
-	k->ino = ino;
-	k->left = left;
-	memcpy(k->path, rel, rl);
-	size_t o = rl;
-	if (rl)
-		k->path[o++] = '/';
-	memcpy(k->path + o, name, nl + 1);
-	struct link **p = &c->links[link_hash(dev, ino)];
-	k->next = *p;
-	*p = k;
-	c->nlinks++;
-	return true;
-}
-
-/* Make name in dfd a hard link to k's DST name (unless it already is one). 0 or -1 with errno. */
-static int link_to(struct copy *c, const struct link *k, int dfd, const char *name, const struct stat *have, bool *skipped)
-{
-	const char *slash = strrchr(k->path, '/');
-	const char *tname = slash ? slash + 1 : k->path;
-	int tfd = dir_open_at(c->dstfd, k->path, slash ? (size_t)(slash - k->path) : 0);
+	const char *slash = memrchr(target, '/', tlen);
+	const char *tname = slash ? slash + 1 : target;
+	int tfd = dir_open_at(c->dstfd, target, slash ? (size_t)(slash - target) : 0);
 	if (tfd < 0)
 		return -1;
 	struct stat ts;
@@ -257,6 +234,32 @@ static int link_to(struct copy *c, const struct link *k, int dfd, const char *na
 	close(tfd);
 	errno = e;
 	return rc;
+}
+
+/* The hard-link map failed (its spill file): say so once; the links concerned become copies. */
+static void link_map_failed(struct copy *c, int err)
+{
+	if (!atomic_exchange(&c->link_failed_said, true))
+		warnx_("hard-link map: spill file in %s: %s: hard links not yet seen are copied as separate files",
+		       c->link_dir ? c->link_dir : "$TMPDIR", strerror(err));
+}
+
+/* Remember the first DST name of an inode with more links to come. false when it cannot be. */
+static bool link_add(struct copy *c, uint64_t dev, uint64_t ino, uint32_t left, const struct walk_dir *d,
+		     const char *name)
+{
+	size_t rl;
+	const char *rel = rel_of(d, &rl);
+	struct sbuf *b = &c->link_path;
+	sbuf_clear(b);
+	sbuf_add(b, rel, rl);
+	if (rl)
+		sbuf_addc(b, '/');
+	sbuf_adds(b, name);
+	if (linkmap_add(c->links, dev, ino, left, b->data, b->len) == 0)
+		return true;
+	link_map_failed(c, errno);
+	return false;
 }
 
 /* ---- creating entries ---- */
@@ -312,7 +315,7 @@ static bool fill_file(struct copy *c, struct local *l, const struct walk_dir *d,
 	const char *op = "open";
 	bool failed = true;
 	uint64_t bytes = 0;
-	int rc = copy_data(in, out, e->stx->stx_size, c->bw.rate > 0 ? &c->bw : NULL, &bytes, &op);
+	int rc = copy_data(in, out, e->stx->stx_size, c->bw.rate > 0 ? &c->bw : NULL, &bytes, &c->live_bytes, &op);
 	l->bytes += bytes;
 	if (rc != 0) {
 		int err = errno;
@@ -457,17 +460,13 @@ static int hard_link(struct copy *c, struct local *l, const struct walk_dir *d, 
 	uint64_t dev = makedev(s->stx_dev_major, s->stx_dev_minor);
 	*failed = false;
 	pthread_mutex_lock(&c->link_lock);
-	struct link **p = link_find(c, dev, s->stx_ino);
-	if (*p) {
+	int found = linkmap_take(c->links, dev, s->stx_ino, &c->link_path);
+	if (found < 0)
+		link_map_failed(c, errno);
+	if (found > 0) {
 		bool skipped = false;
-		int rc = link_to(c, *p, dfd, e->name, have, &skipped);
+		int rc = link_to(c, c->link_path.data, c->link_path.len, dfd, e->name, have, &skipped);
 		int err = errno;
-		if (--(*p)->left == 0) {
-			struct link *k = *p;
-			*p = k->next;
-			free(k);
-			c->nlinks--;
-		}
 		pthread_mutex_unlock(&c->link_lock);
 		if (rc != 0) {
 			struct sbuf b = {0};
@@ -531,6 +530,45 @@ static void touch_up(struct copy *c, const struct walk_entry *e, int dfd, const 
 
 /* ---- --check ---- */
 
+/* Compare a regular file's data with its DST twin (same size). 0 equal, 1 different (detail says
+ * where), -1 failed (reported). */
+static int check_content(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e,
+			 int dfd, struct errbatch *errs, char *detail, size_t dlen)
+{
+	struct sbuf p = {0};
+	int in = open_src(c, d, e, errs), out = -1, rc = -1, which = 1;
+	if (in < 0)
+		goto out;
+	out = openat(dfd, e->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
+	if (out < 0 && errno == EPERM)
+		out = openat(dfd, e->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (out < 0) {
+		dst_path(&p, c, d, e->name);
+		fail(c, errs, &p, "open", errno);
+		goto out;
+	}
+	uint64_t at = 0;
+	rc = copy_compare(in, out, e->stx->stx_size, c->bw.rate > 0 ? &c->bw : NULL, &l->bytes, &c->live_bytes, &at,
+			  &which);
+	if (rc < 0) {
+		int err = errno;
+		if (which == 0)
+			src_path(&p, d, e->name);
+		else
+			dst_path(&p, c, d, e->name);
+		fail(c, errs, &p, "read", err);
+	} else if (rc > 0) {
+		snprintf(detail, dlen, "first difference at byte %llu", (unsigned long long)at);
+	}
+out:
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	sbuf_free(&p);
+	return rc;
+}
+
 static bool check_entry(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e, int dfd,
 			const struct stat *have, struct errbatch *errs)
 {
@@ -564,6 +602,13 @@ static bool check_entry(struct copy *c, struct local *l, const struct walk_dir *
 		if (copy_xattrs(&sx, &dx, &diff, &op) == 0 && diff)
 			what = "different xattrs";
 	}
+	if (!what && S_ISREG(have->st_mode)) {
+		int r = check_content(c, l, d, e, dfd, errs, detail, sizeof(detail));
+		if (r < 0)
+			return true;
+		if (r > 0)
+			what = "content differs";
+	}
 	if (!what) {
 		if (S_ISREG(have->st_mode))
 			l->files++;
@@ -571,10 +616,9 @@ static bool check_entry(struct copy *c, struct local *l, const struct walk_dir *
 			l->others++;
 		return false;
 	}
-	(void)detail;
 	struct sbuf p = {0};
 	dst_path(&p, c, d, e->name);
-	problem(c, errs, &p, what, "differs from SRC");
+	problem(c, errs, &p, what, *detail ? detail : "differs from SRC");
 	sbuf_free(&p);
 	return true;
 }
@@ -587,6 +631,9 @@ static bool copy_entry(void *ctx, void *lp, const struct walk_dir *d, const stru
 	struct local *l = lp;
 	if (!d || !e->stx)
 		return false; /* the operand: DST itself, made before the walk */
+	l->seen_entries++;
+	if (e->type != DT_REG)
+		l->seen_bytes += e->stx->stx_blocks * 512; /* files: as their data moves, or when skipped */
 	struct sbuf p = {0};
 	int dfd = dst_dir(c, l, d);
 	if (dfd < 0 && !(errno == ENOENT && c->dry_run)) {
@@ -640,6 +687,7 @@ static bool copy_entry(void *ctx, void *lp, const struct walk_dir *d, const stru
 	if (done) {
 		touch_up(c, e, dfd, have);
 		l->skipped++;
+		l->seen_bytes += e->stx->stx_blocks * 512;
 		return false;
 	}
 	return make_entry(c, l, d, e, dfd, have, errs);
@@ -708,27 +756,33 @@ static void copy_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool ke
 	size_t rl;
 	const char *rel = rel_of(d, &rl);
 	struct sbuf p = {0};
-	int sfd = dir_open_at(d->rootfd, rel, rl);
-	int dfd = c->dstfd < 0 ? -1 : dir_open_at(c->dstfd, rel, rl);
+	int sfd = dir_open_at(d->rootfd, rel, rl), serr = errno;
+	int dfd = c->dstfd < 0 ? (errno = ENOENT, -1) : dir_open_at(c->dstfd, rel, rl), derr = errno;
 	if (sfd < 0 || dfd < 0) {
-		if (sfd < 0 && errno != ENOENT) {
+		if (sfd < 0 && serr != ENOENT) {
 			sbuf_add(&p, d->path, d->pathlen);
-			fail(c, errs, &p, "open", errno);
-		} else if (dfd < 0 && errno != ENOENT && !c->dry_run) {
+			fail(c, errs, &p, "open", serr);
+		} else if (sfd >= 0 && derr != ENOENT && !c->dry_run) {
 			dst_path(&p, c, d, NULL);
-			fail(c, errs, &p, "open", errno);
+			fail(c, errs, &p, "open", derr);
 		}
 		if (c->dry_run && sfd >= 0)
 			l->dirs++;
 		goto out;
 	}
+	/* With --xdev, a mount point under SRC is copied as cp -x and rsync -x do: an empty directory
+	 * with the metadata of what is mounted there (all that SRC's path shows), its DST contents left
+	 * alone by --delete and --check, since nothing under it is copied. */
+	struct stat sst;
+	bool mount_point = c->xdev && d->pathlen > d->relstart && fstat(sfd, &sst) == 0 && sst.st_dev != c->src_dev;
 	if (c->check) {
-		extras(c, l, d, sfd, dfd, errs);
+		if (!mount_point)
+			extras(c, l, d, sfd, dfd, errs);
 		check_dir(c, d, sfd, dfd, errs);
 		l->dirs++;
 		goto out;
 	}
-	if (c->del)
+	if (c->del && !mount_point)
 		extras(c, l, d, sfd, dfd, errs);
 	if (c->dry_run) {
 		l->dirs++;
@@ -764,7 +818,10 @@ static void copy_commit(void *ctx, void *lp)
 	c->bytes += l->bytes;
 	c->skipped += l->skipped;
 	c->deleted += l->deleted;
+	c->seen_entries += l->seen_entries;
+	c->seen_bytes += l->seen_bytes;
 	l->files = l->dirs = l->links = l->others = l->bytes = l->skipped = l->deleted = 0;
+	l->seen_entries = l->seen_bytes = 0;
 }
 
 static void copy_save(void *ctx, struct sbuf *b)
@@ -781,20 +838,55 @@ static bool copy_load(void *ctx, struct deser *d)
 	uint64_t *v[] = {&c->files, &c->dirs, &c->nlink_made, &c->others, &c->bytes, &c->skipped, &c->deleted};
 	for (size_t i = 0; i < ARRAY_LEN(v); i++)
 		*v[i] = deser_u64(d);
+	/* A resume walks SRC again: what was copied or deleted stays counted, but every directory and
+	 * every finished entry is met (and counted) again, as is every failure (the engine's part). */
+	c->dirs = c->skipped = 0;
 	return !d->bad;
 }
 
+/* "copy: 1.2 GiB copied, 45.0 MiB/s[, ~35% of SRC, ETA 2m10s]; 12,345 entries, 2,000/s, 0 errors, 1m02s".
+ * The share done is known when SRC is a whole filesystem: what this run has seen (entries, allocated
+ * bytes) against what the filesystem holds; the ETA is this run's, since a resume walks again. */
 static void copy_progress(void *ctx, struct sbuf *line)
 {
 	struct copy *c = ctx;
 	walk_lock(c->walk);
 	uint64_t n = c->files + c->dirs + c->nlink_made + c->others + c->skipped, bytes = c->bytes;
+	uint64_t seen_n = c->seen_entries, seen_b = c->seen_bytes;
 	walk_unlock(c->walk);
-	double el = walk_elapsed(c->walk);
-	char b[32];
-	sbuf_printf(line, "copy%s: %s, ", c->check ? " (check)" : c->dry_run ? " (dry run)" : "", fmt_bytes(b, bytes));
+	uint64_t moved = c->live_bytes;
+	double el = walk_elapsed(c->walk), run_el = (now_ns() - c->run_start_ns) / 1e9;
+	char b[32], r[32];
+	if (c->dry_run) /* nothing moves: what was counted */
+		moved = bytes;
+	sbuf_printf(line, "copy%s: %s %s, %s/s", c->check ? " (check)" : c->dry_run ? " (dry run)" : "",
+		    fmt_bytes(b, moved), c->check ? "compared" : c->dry_run ? "to copy" : "copied",
+		    fmt_bytes(r, run_el > 0 ? (uint64_t)(moved / run_el) : 0));
+	seen_b += moved;
+	double f = 0;
+	if (c->fs_entries)
+		f = (double)seen_n / c->fs_entries;
+	if (c->fs_bytes && (double)seen_b / c->fs_bytes > f)
+		f = (double)seen_b / c->fs_bytes;
+	if (f > 0 && f < 1) {
+		sbuf_printf(line, ", ~%.0f%% of SRC", 100 * f);
+		progress_eta(line, f, run_el);
+	}
+	sbuf_adds(line, "; ");
 	progress_format(line, "entries", n, 0, el, el > 0 ? n / el : 0, walk_errors(c->walk));
 	walk_stuck(c->walk, line, 5);
+}
+
+/* When SRC is the root of a filesystem, what it holds (for the progress line's share and ETA). */
+static void estimate_total(struct copy *c)
+{
+	struct statx sx;
+	struct statfs sf;
+	if (statx(AT_FDCWD, c->src, 0, STATX_BASIC_STATS, &sx) != 0 ||
+	    !(sx.stx_attributes_mask & sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) || statfs(c->src, &sf) != 0)
+		return;
+	c->fs_bytes = (uint64_t)(sf.f_blocks - sf.f_bfree) * sf.f_frsize;
+	c->fs_entries = sf.f_files > sf.f_ffree ? sf.f_files - sf.f_ffree : 0;
 }
 
 /* ---- operands ---- */
@@ -841,6 +933,7 @@ static int check_operands(struct copy *c)
 		return usage_error("%s: %s", c->src, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
 		return usage_error("%s: not a directory", c->src);
+	c->src_dev = st.st_dev;
 	char as[PATH_MAX], ad[PATH_MAX];
 	if (!resolve(c->src, as))
 		return usage_error("%s: %s", c->src, strerror(errno));
@@ -895,6 +988,7 @@ static void write_summary(struct copy *c, const char *path, enum run_result res,
 	json_u64(&j, "bytes", c->bytes);
 	json_u64(&j, "skipped", c->skipped);
 	json_u64(&j, "deleted", c->deleted);
+	json_u64(&j, "hardlinks_spilled", linkmap_spilled(c->links));
 	json_u64(&j, "errors", errors);
 	json_u64(&j, "sessions", walk_sessions(c->walk));
 	json_u64(&j, "threads", walk_threads(c->walk));
@@ -904,6 +998,11 @@ static void write_summary(struct copy *c, const char *path, enum run_result res,
 	json_double(&j, "bytes_per_s", el > 0 ? c->bytes / el : 0);
 	json_double(&j, "rate_throttle_wait_s", rate ? rate->waited_ns / 1e9 : 0);
 	json_double(&j, "bwlimit_throttle_wait_s", c->bw.waited_ns / 1e9);
+	struct sbuf cg = {0};
+	cgroup_io_describe(&cg);
+	if (cg.len)
+		json_bytes(&j, "cgroup_io", cg.data, cg.len);
+	sbuf_free(&cg);
 	json_close(&j, '}');
 	write_json_file(path, &doc);
 	sbuf_free(&doc);
@@ -922,6 +1021,8 @@ int cmd_copy(int argc, char **argv)
 	    {"xdev", no_argument, 0, OPT_CMD_BASE + 6},
 	    {"bwlimit", required_argument, 0, OPT_CMD_BASE + 7},
 	    {"max-errors", required_argument, 0, OPT_CMD_BASE + 8},
+	    {"link-memory", required_argument, 0, OPT_CMD_BASE + 9},
+	    {"cgroup-io", required_argument, 0, OPT_CMD_BASE + 10},
 	    {0, 0, 0, 0},
 	};
 	static struct copy c; /* large and shared by the workers */
@@ -930,7 +1031,9 @@ int cmd_copy(int argc, char **argv)
 	job_opts_init(&jo);
 	char **excludes = xcalloc(argc, sizeof(char *));
 	size_t nexcludes = 0;
-	uint64_t rate = 0, bwlimit = 0;
+	uint64_t rate = 0, bwlimit = 0, link_memory = LINK_MEMORY_DEFAULT;
+	struct cgroup_io_spec cgio;
+	bool use_cgio = false;
 	bool xdev = false;
 	int ioprio = -1;
 	int opt;
@@ -963,6 +1066,17 @@ int cmd_copy(int argc, char **argv)
 			if (!parse_count(optarg, &c.max_errors) || !c.max_errors)
 				return usage_error("--max-errors: '%s' is not a positive number", optarg);
 			break;
+		case OPT_CMD_BASE + 10:
+			if (!cgroup_io_parse(optarg, &cgio))
+				return usage_error("--cgroup-io: '%s' is not a list of rbps=BYTES, wbps=BYTES, riops=N, "
+						   "wiops=N (e.g. wbps=50M)",
+						   optarg);
+			use_cgio = true;
+			break;
+		case OPT_CMD_BASE + 9:
+			if (!parse_size(optarg, &link_memory))
+				return usage_error("--link-memory: '%s' is not a size in bytes (e.g. 64M)", optarg);
+			break;
 		default: return usage_error("unknown option");
 		}
 	}
@@ -975,6 +1089,7 @@ int cmd_copy(int argc, char **argv)
 	c.excludes = excludes;
 	c.nexcludes = nexcludes;
 	c.root = geteuid() == 0;
+	c.xdev = xdev;
 	int rc = check_operands(&c);
 	if (rc)
 		return rc;
@@ -986,6 +1101,15 @@ int cmd_copy(int argc, char **argv)
 	}
 	if (ioprio >= 0 && apply_ionice(ioprio) != 0)
 		return EXIT_USAGE;
+	if (use_cgio) {
+		char where[PATH_MAX];
+		if (!resolve(c.dst, where))
+			return usage_error("%s: %s", c.dst, strerror(errno));
+		if (!dst_exists) /* it will be made in its parent */
+			*(strrchr(where, '/') == where ? where + 1 : strrchr(where, '/')) = 0;
+		if (cgroup_io_apply(&cgio, where, "copy") != 0)
+			return EXIT_USAGE;
+	}
 	struct sbuf id = {0}, cmdline = {0};
 	job_identity(&id, "copy");
 	identity_add_path(&id, c.src);
@@ -1013,7 +1137,8 @@ int cmd_copy(int argc, char **argv)
 		return EXIT_FAILED;
 	}
 	pthread_mutex_init(&c.link_lock, NULL);
-	c.links = xcalloc(LINKMAP_BUCKETS, sizeof(*c.links));
+	c.link_dir = c.job.ckpt ? ckpt_dir(c.job.ckpt) : NULL;
+	c.links = linkmap_new(link_memory, c.link_dir);
 	throttle_init(&c.bw, (double)bwlimit);
 	struct throttle throttle;
 	throttle_init(&throttle, rate);
@@ -1027,7 +1152,7 @@ int cmd_copy(int argc, char **argv)
 	    .excludes = excludes,
 	    .nexcludes = nexcludes,
 	    .stat_mask = STATX_TYPE | STATX_MODE | STATX_NLINK | STATX_UID | STATX_GID | STATX_ATIME | STATX_MTIME |
-			 STATX_INO | STATX_SIZE,
+			 STATX_INO | STATX_SIZE | STATX_BLOCKS,
 	    .visitor = {.ctx = &c, .local_size = sizeof(struct local), .entry = copy_entry, .dir_done = copy_dir_done,
 			.commit = copy_commit, .save = copy_save, .load = copy_load},
 	    .errlog = &c.job.errlog,
@@ -1036,6 +1161,8 @@ int cmd_copy(int argc, char **argv)
 	c.walk = walk_new(&cfg, job_snapshot(&c.job));
 	if (!c.walk)
 		return EXIT_USAGE;
+	estimate_total(&c);
+	c.run_start_ns = now_ns();
 	struct run_hooks hooks = walk_run_hooks(c.walk, copy_progress, NULL);
 	enum run_result res = job_execute(&c.job, &hooks);
 	double el = walk_elapsed(c.walk);
@@ -1044,8 +1171,10 @@ int cmd_copy(int argc, char **argv)
 	if (jo.json)
 		write_summary(&c, jo.json, res, el, errors, rate ? &throttle : NULL);
 	rc = job_end(&c.job, res, errors);
-	if (res == RUN_DONE)
+	if (res == RUN_DONE) {
 		walk_free(c.walk);
+		linkmap_free(c.links);
+	}
 	free(excludes);
 	return rc;
 }

@@ -468,10 +468,13 @@ static bool load_snapshot(struct walk *w, const struct sbuf *snap)
 	w->sessions = deser_u64(&d) + 1;
 	uint64_t errs = deser_u64(&d);
 	uint64_t errlen = deser_u64(&d);
-	/* Reopen the --errors file at the recorded length. */
+	/* Reopen the --errors file at the recorded length. A walk that starts over meets every entry
+	 * that failed before again and reports it again if it still fails: its failures start afresh,
+	 * so each is counted and logged once. */
 	if (d.bad)
 		goto bad;
-	if (errlog_open(w->cfg.errlog, w->cfg.errlog->path, true, errlen, errs) != 0)
+	bool again = w->cfg.restart_on_resume;
+	if (errlog_open(w->cfg.errlog, w->cfg.errlog->path, !again, again ? 0 : errlen, again ? 0 : errs) != 0)
 		return false;
 	size_t vlen;
 	const void *vp = deser_bytes(&d, &vlen);

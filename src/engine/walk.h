@@ -74,7 +74,9 @@ struct walk_config {
 	unsigned stat_mask;    /* statx every entry for these fields (0: only where d_type is unknown) */
 	bool inode_order;      /* visit each buffer of entries in inode order (stat_mask implies it) */
 	bool report_mounts;    /* with xdev: report a mount point as a finding and keep it */
-	bool restart_on_resume; /* a resume walks again from the operands (work that consumes the tree) */
+	bool restart_on_resume; /* a resume walks again from the operands (work that consumes the tree or
+				 * skips what is done); its failures then start afresh (the --errors
+				 * file too), since the new pass meets every failed entry again */
 	struct walk_visitor visitor;
 	struct errlog *errlog;
 	struct throttle *throttle; /* entries per second, or NULL */

@@ -16,7 +16,7 @@
 
 /* Copy [off, end) with copy_file_range, or with pread/pwrite where the kernel cannot. */
 static int copy_range(int in, int out, off_t off, off_t end, struct throttle *bw, uint64_t *bytes,
-		      const char **op)
+		      _Atomic uint64_t *live, const char **op)
 {
 	static __thread char *buf;
 	bool use_cfr = true;
@@ -60,11 +60,14 @@ static int copy_range(int in, int out, off_t off, off_t end, struct throttle *bw
 			break; /* the source shrank: the caller sees it in its before/after compare */
 		off += r;
 		*bytes += r;
+		if (live)
+			*live += r;
 	}
 	return 0;
 }
 
-int copy_data(int in, int out, uint64_t size, struct throttle *bw, uint64_t *bytes, const char **op)
+int copy_data(int in, int out, uint64_t size, struct throttle *bw, uint64_t *bytes, _Atomic uint64_t *live,
+	      const char **op)
 {
 	off_t off = 0, end = (off_t)size;
 	while (off < end) {
@@ -76,13 +79,70 @@ int copy_data(int in, int out, uint64_t size, struct throttle *bw, uint64_t *byt
 			data = off;
 		if (hole < 0 || hole > end)
 			hole = end;
-		if (copy_range(in, out, data, hole, bw, bytes, op) != 0)
+		if (copy_range(in, out, data, hole, bw, bytes, live, op) != 0)
 			return -1;
 		off = hole;
 	}
 	if (ftruncate(out, (off_t)size) != 0) {
 		*op = "ftruncate";
 		return -1;
+	}
+	return 0;
+}
+
+/* Read up to n bytes at off (short only at end of file). */
+static ssize_t read_at(int fd, char *buf, size_t n, off_t off)
+{
+	size_t done = 0;
+	while (done < n) {
+		ssize_t r = pread(fd, buf + done, n - done, off + (off_t)done);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		done += r;
+	}
+	return (ssize_t)done;
+}
+
+int copy_compare(int a, int b, uint64_t size, struct throttle *bw, uint64_t *bytes, _Atomic uint64_t *live,
+		 uint64_t *at, int *which)
+{
+	static __thread char *ba, *bb;
+	if (!ba) {
+		ba = xmalloc(COPY_CHUNK);
+		bb = xmalloc(COPY_CHUNK);
+	}
+	for (uint64_t off = 0; off < size;) {
+		size_t n = size - off > COPY_CHUNK ? COPY_CHUNK : (size_t)(size - off);
+		if (bw)
+			throttle_take(bw, n);
+		ssize_t ra = read_at(a, ba, n, (off_t)off);
+		if (ra < 0) {
+			*which = 0;
+			return -1;
+		}
+		ssize_t rb = read_at(b, bb, n, (off_t)off);
+		if (rb < 0) {
+			*which = 1;
+			return -1;
+		}
+		*bytes += ra;
+		if (live)
+			*live += ra;
+		size_t same = 0, m = ra < rb ? ra : rb;
+		if (memcmp(ba, bb, m) != 0)
+			while (ba[same] == bb[same])
+				same++;
+		else
+			same = m;
+		if (same < (size_t)ra || same < (size_t)rb || (size_t)ra < n) {
+			*at = off + same; /* a difference, or one of them ended early */
+			return 1;
+		}
+		off += n;
 	}
 	return 0;
 }

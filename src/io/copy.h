@@ -1,8 +1,9 @@
 /*
  * copy: the syscall layer of myriad copy — moving one file's data (copy_file_range, falling back
  * to read/write, holes kept sparse with SEEK_DATA/SEEK_HOLE, bandwidth taken per chunk), its
- * extended attributes (POSIX ACLs included) and removing a tree below a directory fd. Every
- * function works on fds plus names, so paths longer than PATH_MAX never reach the kernel whole.
+ * extended attributes (POSIX ACLs included), comparing two files' data (--check) and removing a
+ * tree below a directory fd. Every function works on fds plus names, so paths longer than
+ * PATH_MAX never reach the kernel whole.
  */
 #ifndef MYRIAD_IO_COPY_H
 #define MYRIAD_IO_COPY_H
@@ -18,10 +19,21 @@
 
 /*
  * Copy size bytes of data from in to out (both at offset 0, out empty), skipping holes, then set
- * out's size to size. bw (may be NULL) is taken per chunk; *bytes grows by what was written.
+ * out's size to size. bw (may be NULL) is taken per chunk; *bytes grows by what was written, and
+ * so does *live (may be NULL: a counter shared with a progress line) chunk by chunk.
  * Returns 0, or -1 with errno; *op names the failed operation ("read", "write"...).
  */
-int copy_data(int in, int out, uint64_t size, struct throttle *bw, uint64_t *bytes, const char **op);
+int copy_data(int in, int out, uint64_t size, struct throttle *bw, uint64_t *bytes, _Atomic uint64_t *live,
+	      const char **op);
+
+/*
+ * Compare the first size bytes of a and b (bw, may be NULL, taken per chunk read from a; *bytes
+ * and *live, as for copy_data, grow by the bytes read from a). Returns 0 when equal; 1 when they differ or one ends early,
+ * with *at the offset of the first difference; -1 with errno when a read fails, *which saying on
+ * which (0: a, 1: b).
+ */
+int copy_compare(int a, int b, uint64_t size, struct throttle *bw, uint64_t *bytes, _Atomic uint64_t *live,
+		 uint64_t *at, int *which);
 
 /*
  * An object whose extended attributes are read or written: an open fd (fd >= 0, path NULL), or

@@ -79,3 +79,11 @@ void progress_format(struct sbuf *b, const char *unit, uint64_t done, uint64_t t
 	sbuf_printf(b, ", %s errors, ", fmt_count(n1, errors));
 	fmt_duration(b, elapsed_s);
 }
+
+void progress_eta(struct sbuf *b, double fraction, double elapsed_s)
+{
+	if (fraction <= 0 || fraction >= 1 || elapsed_s <= 0)
+		return;
+	sbuf_adds(b, ", ETA ");
+	fmt_duration(b, elapsed_s * (1 - fraction) / fraction);
+}

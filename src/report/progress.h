@@ -37,4 +37,8 @@ int progress_wait_ms(const struct progress *p, uint64_t now);
 void progress_format(struct sbuf *b, const char *unit, uint64_t done, uint64_t total, double elapsed_s,
 		     double rate, uint64_t errors);
 
+/* Append ", ETA D" for work a fraction (0..1) done in elapsed_s seconds, when 0 < fraction < 1. For
+ * commands whose total is an estimate in other units than what they count. */
+void progress_eta(struct sbuf *b, double fraction, double elapsed_s);
+
 #endif

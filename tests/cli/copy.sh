@@ -7,19 +7,6 @@ export XDG_STATE_HOME=$S/state
 A=$S/src
 B=$S/dst
 
-# digest DIR: one md5 over every entry's (path, type, mode, owner, size, links, mtime ns,
-# symlink target), every file's content and every xattr. Directory sizes are left out.
-digest() {
-	(
-		cd "$1" || exit 1
-		find . ! -type d -printf '%P\t%y %m %U %G %s %n %T@ %l\0' | sort -z
-		find . -type d -printf '%P\t%y %m %U %G %T@\0' | sort -z
-		find . -type f -print0 | sort -z | xargs -0 md5sum 2>/dev/null
-		find . -print0 | sort -z | xargs -0 getfattr -h -d -m - 2>/dev/null
-	) | md5sum | cut -d' ' -f1
-}
-same_tree() { [ "$(digest "$1")" = "$(digest "$2")" ]; }
-
 make_hostile_tree "$A"
 "$MKTREE" "$A/data" --files 2000 --fanout 40 --size 3000 >/dev/null
 truncate -s 100M "$A/sparse"
@@ -149,8 +136,11 @@ mkdir -p "$W"
 for i in 1 2 3 4; do dd if=/dev/zero of="$W/f$i" bs=1M count=50 status=none; done
 sync
 t0=$(date +%s.%N)
-"$MYRIAD" copy --bwlimit 20M "$W" "$S/bwdst" >/dev/null 2>&1 && sync
+"$MYRIAD" copy --bwlimit 20M --json "$S/bw.json" "$W" "$S/bwdst" >/dev/null 2>&1 && sync
 t1=$(date +%s.%N)
 rate=$(echo "$t0 $t1" | awk '{printf "%.2f", 200 / ($2 - $1)}')
 awk -v r="$rate" 'BEGIN { exit !(r >= 18 && r <= 22) }' && ok "--bwlimit 20M: $rate MiB/s" ||
 	fail "--bwlimit 20M: $rate MiB/s"
+waited=$(json_num "$S/bw.json" bwlimit_throttle_wait_s)
+awk -v w="$waited" 'BEGIN { exit !(w > 1) }' && ok "--json: the time the --bwlimit throttle held the copy ($waited s)" ||
+	fail "--json bwlimit_throttle_wait_s: [$waited]"

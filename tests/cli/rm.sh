@@ -99,6 +99,21 @@ if is_root; then
 			fail "stderr: $(head -3 "$S/err")"
 		expect_eq "unremovable entries: everything else is removed" \
 			"$B/t $B/t/d5 $B/t/d5/f55 $B/t/d9" "$(find "$B/t" | sort | tr '\n' ' ' | sed 's/ $//')"
+
+		# Stopped after a failure and resumed: the resumed pass meets the failed entries again, and
+		# the final run reports each once (in its count and its --errors file).
+		"$MKTREE" "$S/b2/t" --files 1000 --fanout 10
+		mount_faultfs "$S/b2" "$S/m2" --rule 'unlink:/t/*/f7:EACCES' || fail "faultfs did not mount"
+		"$MYRIAD" rm --rate 500 --checkpoint-interval 0.1 --errors "$S/errs2" "$S/m2/t" >/dev/null 2>&1 &
+		pid=$!
+		for _ in $(seq 200); do [ -s "$S/errs2" ] && break; sleep 0.05; done
+		kill -TERM $pid
+		wait $pid
+		rc=$?
+		"$MYRIAD" rm --errors "$S/errs2" --json "$S/j2" "$S/m2/t" >/dev/null 2>&1
+		expect_eq "failures, stopped and resumed: exit 3 then 1" "3 1" "$rc $?"
+		expect_eq "failures, stopped and resumed: each of the 100 once in --errors and the count" "100 100 100" \
+			"$(wc -l <"$S/errs2") $(sort -u "$S/errs2" | wc -l) $(json_num "$S/j2" errors)"
 	else
 		skip "faultfs needs /dev/fuse"
 	fi

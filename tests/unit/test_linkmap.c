@@ -1,0 +1,88 @@
+/* Unit tests for linkmap: pending hard links in bounded memory, spilling to disk. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state/linkmap.h"
+
+static void path_of(char *b, size_t n, uint64_t i)
+{
+	snprintf(b, n, "dir%llu/name-%llu", (unsigned long long)(i % 97), (unsigned long long)i);
+}
+
+/* Add n inodes with links links each, then see every other link of each in a scrambled order,
+ * interleaved with the adds; check every path and that the map ends empty. */
+static void run(uint64_t budget, uint64_t n, uint32_t links, uint64_t *spilled)
+{
+	struct linkmap *m = linkmap_new(budget, NULL);
+	struct sbuf got = {0};
+	char want[64];
+	uint64_t taken = 0, total = n * (links - 1);
+	for (uint64_t i = 0; i < n; i++) {
+		path_of(want, sizeof(want), i);
+		assert_int_equal(linkmap_take(m, 7, 1000 + i, &got), 0);
+		assert_int_equal(linkmap_add(m, 7, 1000 + i, links - 1, want, strlen(want)), 0);
+		assert_true(linkmap_memory(m) <= budget || budget < 4096);
+		/* Every third step, see one link of an earlier inode (leaves tombstones behind). */
+		if (i % 3 == 2 && taken < total) {
+			uint64_t j = (taken * 7919) % (i + 1);
+			int r = linkmap_take(m, 7, 1000 + j, &got);
+			if (r == 1) {
+				path_of(want, sizeof(want), j);
+				assert_string_equal(got.data, want);
+				taken++;
+			}
+		}
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		path_of(want, sizeof(want), i);
+		int r;
+		while ((r = linkmap_take(m, 7, 1000 + i, &got)) == 1) {
+			assert_string_equal(got.data, want);
+			taken++;
+		}
+		assert_int_equal(r, 0);
+		assert_int_equal(linkmap_take(m, 8, 1000 + i, &got), 0); /* same inode, other device */
+	}
+	assert_int_equal(taken, total);
+	assert_int_equal(linkmap_count(m), 0);
+	*spilled = linkmap_spilled(m);
+	sbuf_free(&got);
+	linkmap_free(m);
+}
+
+static void memory_only_when_it_fits(void **state)
+{
+	uint64_t spilled;
+	run(64 << 20, 5000, 3, &spilled);
+	assert_int_equal(spilled, 0);
+}
+
+static void everything_on_disk_with_no_budget(void **state)
+{
+	uint64_t spilled;
+	run(0, 30000, 3, &spilled); /* several rebuilds of the disk table */
+	assert_int_equal(spilled, 30000);
+}
+
+static void spills_beyond_a_small_budget(void **state)
+{
+	uint64_t spilled;
+	run(16 << 10, 20000, 2, &spilled);
+	assert_true(spilled > 0 && spilled < 20000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(memory_only_when_it_fits),
+	    cmocka_unit_test(everything_on_disk_with_no_budget),
+	    cmocka_unit_test(spills_beyond_a_small_budget),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
