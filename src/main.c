@@ -64,6 +64,7 @@ int main(int argc, char **argv)
 		static char prog[64];
 		snprintf(prog, sizeof(prog), "myriad %s", name);
 		prog_name = prog;
+		argv[1] = prog; /* getopt names the command in its messages */
 		raise_nofile_limit();
 		/* Workers allocate little (frontier records, batch buffers): one arena keeps peak RSS
 		 * small and steady instead of one growing heap per thread. */

@@ -111,11 +111,13 @@ struct copy {
 
 /* ---- messages and stopping ---- */
 
-static void request_stop(struct copy *c, const char *why)
+/* Stop the copy (once): say why, at length in message, in short in the final line. */
+static void request_stop(struct copy *c, const char *message, const char *reason)
 {
 	if (atomic_exchange(&c->stopping, true))
 		return;
-	warnx_("%s: stopping", why);
+	warnx_("%s", message);
+	c->job.stop_reason = reason;
 	raise(SIGTERM); /* the run loop takes the final snapshot and exits 3 */
 }
 
@@ -126,24 +128,27 @@ static void fail(struct copy *c, struct errbatch *errs, const struct sbuf *path,
 {
 	if (out_of_room(err) && !c->dry_run && !c->check) {
 		/* Not a failed entry: the copy stops and the next run copies it. */
+		static const char *const reasons[] = {"destination over quota", "destination out of inodes",
+						      "destination out of space"};
+		const char *reason = reasons[err == EDQUOT ? 0 : !strcmp(full_resource(c->dstfd), "inodes") ? 1 : 2];
 		struct sbuf m = {0};
 		escape_path(&m, path->data, path->len);
-		sbuf_printf(&m, ": %s: %s: destination %s (%s, then run the same command again)", op, strerror(err),
-			    err == ENOSPC ? "out of space" : "over quota", err == ENOSPC ? "free space" : "raise it");
-		request_stop(c, m.data);
+		sbuf_printf(&m, ": %s: %s: the destination is %s (%s, then run the same command again)", op,
+			    strerror(err), reason + strlen("destination "), err == EDQUOT ? "raise it" : "free some");
+		request_stop(c, m.data, reason);
 		sbuf_free(&m);
 		return;
 	}
 	errlog_report(errs, path->data, path->len, op, err);
 	if (c->max_errors && atomic_fetch_add(&c->failed, 1) + 1 >= c->max_errors)
-		request_stop(c, "--max-errors reached");
+		request_stop(c, "--max-errors reached", "--max-errors reached");
 }
 
 static void problem(struct copy *c, struct errbatch *errs, const struct sbuf *path, const char *what, const char *detail)
 {
 	errlog_problem(errs, path->data, path->len, what, detail);
 	if (c->max_errors && !c->check && atomic_fetch_add(&c->failed, 1) + 1 >= c->max_errors)
-		request_stop(c, "--max-errors reached");
+		request_stop(c, "--max-errors reached", "--max-errors reached");
 }
 
 /* The relative path of directory d under its operand ("" for the operand). */
@@ -170,11 +175,29 @@ static void dst_path(struct sbuf *b, const struct copy *c, const struct walk_dir
 	}
 }
 
+/* SRC's path of name in d (NULL: d itself), into b. */
 static void src_path(struct sbuf *b, const struct walk_dir *d, const char *name)
 {
-	struct walk_entry e = {name, strlen(name), 0, 0, NULL};
 	sbuf_clear(b);
+	if (!name) {
+		sbuf_add(b, d->path, d->pathlen);
+		return;
+	}
+	struct walk_entry e = {name, strlen(name), 0, 0, NULL};
 	walk_path(b, d, &e);
+}
+
+/* The path of name in d (NULL: d itself) on the side that operation op works on: SRC for the
+ * operations that read the source, DST for every other. */
+static void op_path(struct sbuf *b, const struct copy *c, const struct walk_dir *d, const char *name, const char *op)
+{
+	static const char *const src_ops[] = {"read", "readlink", "listxattr", "getxattr", "statx"};
+	for (size_t i = 0; i < ARRAY_LEN(src_ops); i++)
+		if (!strcmp(op, src_ops[i])) {
+			src_path(b, d, name);
+			return;
+		}
+	dst_path(b, c, d, name);
 }
 
 static bool is_excluded(const struct copy *c, const char *name)
@@ -319,11 +342,7 @@ static bool fill_file(struct copy *c, struct local *l, const struct walk_dir *d,
 	l->bytes += bytes;
 	if (rc != 0) {
 		int err = errno;
-		/* A read fails on SRC, anything else on DST. */
-		if (!strcmp(op, "read"))
-			src_path(&p, d, e->name);
-		else
-			dst_path(&p, c, d, e->name);
+		op_path(&p, c, d, e->name, op);
 		fail(c, errs, &p, op, err);
 		goto out;
 	}
@@ -332,8 +351,9 @@ static bool fill_file(struct copy *c, struct local *l, const struct walk_dir *d,
 		       !same_time(&e->stx->stx_mtime, &after.st_mtim);
 	struct xref sx = {in, -1, NULL};
 	if (set_meta(c, e->stx, dfd, e->name, out, &sx, !changed, &op) != 0) {
-		dst_path(&p, c, d, e->name);
-		fail(c, errs, &p, op, errno);
+		int err = errno;
+		op_path(&p, c, d, e->name, op);
+		fail(c, errs, &p, op, err);
 		goto out;
 	}
 	if (changed) {
@@ -346,8 +366,12 @@ static bool fill_file(struct copy *c, struct local *l, const struct walk_dir *d,
 out:
 	close(in);
 	if (close(out) != 0 && !failed) {
+		/* Its data may not be all there although it has its final size and mtime: remove it, so
+		 * that the next run copies it again instead of taking it for complete. */
+		int err = errno;
+		unlinkat(dfd, e->name, 0);
 		dst_path(&p, c, d, e->name);
-		fail(c, errs, &p, "close", errno);
+		fail(c, errs, &p, "close", err);
 		failed = true;
 	}
 	sbuf_free(&p);
@@ -397,18 +421,20 @@ static int create_entry(const struct walk_dir *d, const struct walk_entry *e, in
 	}
 }
 
-/* Make way for a new entry: remove a DST non-directory (or, with --delete, a directory tree). */
-static int clear_dst(struct copy *c, int dfd, const char *name, const struct stat *have)
+/* Make way for a new entry: remove a DST non-directory or empty directory (with --delete, any
+ * directory tree). 0, or -1 with errno and *op. */
+static int clear_dst(struct copy *c, int dfd, const char *name, const struct stat *have, const char **op)
 {
 	if (!have)
 		return 0;
 	if (S_ISDIR(have->st_mode)) {
-		if (!c->del) {
-			errno = EISDIR;
-			return -1;
-		}
+		/* An empty directory goes (nothing is lost); a full one only with --delete. */
+		*op = c->del ? "remove" : "rmdir";
+		if (!c->del)
+			return unlinkat(dfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT ? -1 : 0;
 		return remove_tree(dfd, name);
 	}
+	*op = "unlink";
 	return unlinkat(dfd, name, 0) != 0 && errno != ENOENT ? -1 : 0;
 }
 
@@ -423,12 +449,9 @@ static bool make_entry(struct copy *c, struct local *l, const struct walk_dir *d
 	int in = open_src(c, d, e, errs);
 	if (in < 0)
 		return true;
-	if (clear_dst(c, dfd, e->name, have) != 0 || create_entry(d, e, dfd, &out, &op) != 0) {
+	if (clear_dst(c, dfd, e->name, have, &op) != 0 || create_entry(d, e, dfd, &out, &op) != 0) {
 		int err = errno;
-		if (!strcmp(op, "readlink"))
-			src_path(&p, d, e->name);
-		else
-			dst_path(&p, c, d, e->name);
+		op_path(&p, c, d, e->name, op);
 		fail(c, errs, &p, op, err);
 		if (in != INT_MAX)
 			close(in);
@@ -437,8 +460,9 @@ static bool make_entry(struct copy *c, struct local *l, const struct walk_dir *d
 	} else {
 		struct xref sx = {-1, d->fd, e->name};
 		if (set_meta(c, e->stx, dfd, e->name, -1, &sx, true, &op) != 0) {
-			dst_path(&p, c, d, e->name);
-			fail(c, errs, &p, op, errno);
+			int err = errno;
+			op_path(&p, c, d, e->name, op);
+			fail(c, errs, &p, op, err);
 		} else {
 			failed = false;
 			if (S_ISLNK(e->stx->stx_mode))
@@ -500,7 +524,7 @@ static int hard_link(struct copy *c, struct local *l, const struct walk_dir *d, 
 		*failed = true;
 		return 0;
 	}
-	int rc = clear_dst(c, dfd, e->name, have);
+	int rc = clear_dst(c, dfd, e->name, have, &op);
 	if (rc == 0)
 		rc = create_entry(d, e, dfd, &out, &op);
 	int err = errno;
@@ -749,24 +773,36 @@ static void check_dir(struct copy *c, const struct walk_dir *d, int sfd, int dfd
 	}
 }
 
-static void copy_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool keep, struct errbatch *errs)
+static bool copy_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool keep, struct errbatch *errs)
 {
 	struct copy *c = ctx;
 	struct local *l = lp;
+	if (d->unread)
+		return false; /* reported when it was read; its DST twin stays unfinished for the next run */
 	size_t rl;
 	const char *rel = rel_of(d, &rl);
 	struct sbuf p = {0};
-	int sfd = dir_open_at(d->rootfd, rel, rl), serr = errno;
-	int dfd = c->dstfd < 0 ? (errno = ENOENT, -1) : dir_open_at(c->dstfd, rel, rl), derr = errno;
-	if (sfd < 0 || dfd < 0) {
-		if (sfd < 0 && serr != ENOENT) {
-			sbuf_add(&p, d->path, d->pathlen);
-			fail(c, errs, &p, "open", serr);
-		} else if (sfd >= 0 && derr != ENOENT && !c->dry_run) {
+	int dfd = -1, sfd = dir_open_at(d->rootfd, rel, rl);
+	if (sfd < 0) {
+		int err = errno;
+		src_path(&p, d, NULL);
+		if (err == ENOTDIR || err == ELOOP) /* replaced by a file or a symlink since it was read */
+			problem(c, errs, &p, c->check ? "changed while compared" : "changed while copied",
+				"no longer a directory: the next run copies what is there then");
+		else if (err != ENOENT)
+			fail(c, errs, &p, "open", err);
+		goto out;
+	}
+	if (c->dstfd >= 0)
+		dfd = dir_open_at(c->dstfd, rel, rl);
+	if (dfd < 0) {
+		/* ENOENT: it could not be made (reported then), or, checking, it is missing (reported). */
+		if (c->dstfd >= 0 && errno != ENOENT && !c->dry_run) {
+			int err = errno;
 			dst_path(&p, c, d, NULL);
-			fail(c, errs, &p, "open", derr);
+			fail(c, errs, &p, "open", err);
 		}
-		if (c->dry_run && sfd >= 0)
+		if (c->dry_run)
 			l->dirs++;
 		goto out;
 	}
@@ -789,7 +825,7 @@ static void copy_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool ke
 		goto out;
 	}
 	struct statx s;
-	const char *op = "stat";
+	const char *op = "statx";
 	if (statx(sfd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &s) == 0) {
 		struct xref sx = {sfd, -1, NULL};
 		if (set_meta(c, &s, -1, NULL, dfd, &sx, true, &op) == 0) {
@@ -797,14 +833,16 @@ static void copy_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool ke
 			goto out;
 		}
 	}
-	dst_path(&p, c, d, NULL);
-	fail(c, errs, &p, op, errno);
+	int err = errno;
+	op_path(&p, c, d, NULL, op);
+	fail(c, errs, &p, op, err);
 out:
 	if (sfd >= 0)
 		close(sfd);
 	if (dfd >= 0)
 		close(dfd);
 	sbuf_free(&p);
+	return false;
 }
 
 static void copy_commit(void *ctx, void *lp)
@@ -1077,7 +1115,7 @@ int cmd_copy(int argc, char **argv)
 			if (!parse_size(optarg, &link_memory))
 				return usage_error("--link-memory: '%s' is not a size in bytes (e.g. 64M)", optarg);
 			break;
-		default: return usage_error("unknown option");
+		default: return usage_hint(); /* getopt said what is wrong */
 		}
 	}
 	if (argc - optind != 2)

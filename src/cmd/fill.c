@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "cmd/cmds.h"
@@ -24,6 +23,7 @@
 #include "engine/layout.h"
 #include "engine/pool.h"
 #include "engine/throttle.h"
+#include "io/dir.h"
 #include "report/hist.h"
 #include "report/json.h"
 #include "report/progress.h"
@@ -108,26 +108,33 @@ static inline uint64_t timed_since(uint64_t t0, struct hist *h)
 	return t1;
 }
 
-/* Make the leaf's directory (and its parents), return an fd for it. */
-static int open_leaf(struct fill *f, uint64_t leaf, char *path, struct errbatch *errs)
+/* Make the leaf's directory (and its parents), return an fd for it. Each level is made and opened
+ * relative to the one above, never through a symlink: a symlink planted in the tree is not followed
+ * out of it. On failure, -1 with errno, *op, and path cut to the directory that failed. */
+static int open_leaf(struct fill *f, uint64_t leaf, char *path, const char **op)
 {
 	size_t len = layout_dir_path(&f->lay, f->lay.depth, leaf, path);
-	if (len == 0)
-		return dup(f->dirfd);
-	for (size_t i = 0; i <= len; i++) {
+	int fd = dup(f->dirfd);
+	for (size_t start = 0, i = 0; fd >= 0 && len && i <= len; i++) {
 		if (path[i] != '/' && path[i] != 0)
 			continue;
 		char c = path[i];
 		path[i] = 0;
-		int r = mkdirat(f->dirfd, path, 0755);
-		int e = errno;
-		path[i] = c;
-		if (r != 0 && e != EEXIST) {
-			errno = e;
-			return -1;
+		int next = -1;
+		*op = "mkdir";
+		if (mkdirat(fd, path + start, 0755) == 0 || errno == EEXIST) {
+			*op = "open";
+			next = dir_open_at(fd, path + start, i - start);
 		}
+		int e = errno;
+		close(fd);
+		fd = next;
+		errno = e;
+		if (fd >= 0)
+			path[i] = c;
+		start = i + 1;
 	}
-	return openat(f->dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd;
 }
 
 static bool out_of_room(int e) { return e == ENOSPC || e == EDQUOT; }
@@ -206,14 +213,15 @@ static int fill_unit(void *ctx, void *lp, uint64_t unit, struct errbatch *errs)
 	if (!l->buf)
 		l->buf = xmalloc(DATA_BUF);
 	char path[1024];
-	int dfd = open_leaf(f, leaf, path, errs);
+	const char *op = "open";
+	int dfd = open_leaf(f, leaf, path, &op);
 	if (dfd < 0) {
 		int e = errno;
 		if (out_of_room(e))
 			return e;
 		struct sbuf p = {0};
 		sbuf_printf(&p, "%s/%s", f->dir, path);
-		errlog_report(errs, p.data, p.len, "mkdir", e);
+		errlog_report(errs, p.data, p.len, op, e);
 		sbuf_free(&p);
 		return e; /* a fill cannot go on without its directories */
 	}
@@ -225,6 +233,7 @@ static int fill_unit(void *ctx, void *lp, uint64_t unit, struct errbatch *errs)
 	for (uint64_t s = s0; s < s1 && !err; s++) {
 		if (f->throttled)
 			throttle_take(&f->throttle, 1);
+		pool_progressed();
 		err = make_file(f, l, dfd, first + s);
 		if (err && !out_of_room(err)) {
 			char name[32];
@@ -284,6 +293,17 @@ static bool fill_load(void *ctx, struct deser *d)
 	return timeline_load(&f->tl, d) && !d->bad;
 }
 
+/* The directory of leaf u, for the progress line. */
+static void leaf_name(void *ctx, uint64_t u, struct sbuf *out)
+{
+	struct fill *f = ctx;
+	char rel[1024];
+	size_t rl = layout_dir_path(&f->lay, f->lay.depth, u, rel);
+	escape_path(out, f->dir, strlen(f->dir));
+	if (rl)
+		sbuf_printf(out, "/%s", rel);
+}
+
 static void fill_progress(void *ctx, struct sbuf *line)
 {
 	struct fill *f = ctx;
@@ -293,6 +313,7 @@ static void fill_progress(void *ctx, struct sbuf *line)
 	double el = pool_elapsed(f->pool);
 	sbuf_adds(line, "fill: ");
 	progress_format(line, "files", done, f->lay.files, el, el > 0 ? f->created / el : 0, pool_errors(f->pool));
+	pool_stuck(f->pool, line, 5, leaf_name);
 }
 
 static bool parse_size_spec(const char *s, uint64_t *lo, uint64_t *hi)
@@ -326,14 +347,6 @@ static int dir_is_empty(int dfd)
 	return empty;
 }
 
-static const char *room_name(int dirfd)
-{
-	struct statvfs sv;
-	if (fstatvfs(dirfd, &sv) == 0 && sv.f_files > 0 && sv.f_favail == 0)
-		return "inodes";
-	return "space";
-}
-
 /* Count the complete files at the start of an unfinished leaf (a halted --until-full fill), given
  * in increasing order, each at most once. */
 static void record_partial_leaf(void *ctx, uint64_t leaf)
@@ -346,7 +359,7 @@ static void record_partial_leaf(void *ctx, uint64_t leaf)
 	char path[1024];
 	size_t len = layout_dir_path(&f->lay, f->lay.depth, leaf, path);
 	uint64_t first = leaf * f->lay.fanout, n = layout_leaf_files(&f->lay, leaf), count = 0;
-	int dfd = len ? openat(f->dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : dup(f->dirfd);
+	int dfd = dir_open_at(f->dirfd, path, len);
 	if (dfd >= 0) {
 		for (; count < n; count++) {
 			char name[32];
@@ -497,7 +510,7 @@ int cmd_fill(int argc, char **argv)
 			if (!parse_count(optarg, &rate) || !rate)
 				return usage_error("--rate: '%s' is not a positive number of files per second", optarg);
 			break;
-		default: return usage_error("unknown option");
+		default: return usage_hint(); /* getopt said what is wrong */
 		}
 	}
 	(void)size_arg;
@@ -629,16 +642,22 @@ int cmd_fill(int argc, char **argv)
 		 * gap in a partial leaf: count what the manifest says exists. */
 		uint64_t have = manifest_present(&nm, &f.lay);
 		f.created = have > f.existing ? have - f.existing : 0;
-		printf("fill: %s is out of %s: stopped as asked (--until-full)\n", f.dir, room_name(f.dirfd));
+		printf("fill: %s is out of %s: stopped as asked (--until-full)\n", f.dir, full_resource(f.dirfd));
 		status = "full";
 		halt = 0;
 	} else if (res == RUN_DONE && halt) {
 		/* Out of room, or the tree cannot be made: keep the state, stop (exit 3). */
 		run_checkpoint(&hooks, f.job.ckpt, true);
-		if (out_of_room(halt))
-			warnx_("%s is out of %s (%s) after %llu files: state saved; free some and run the same command "
-			       "to complete the fill",
-			       f.dir, room_name(f.dirfd), strerror(halt), (unsigned long long)(f.created + f.existing));
+		if (out_of_room(halt)) {
+			bool inodes = !strcmp(full_resource(f.dirfd), "inodes");
+			warnx_("%s is out of %s (%s) after %llu files: free some, then run the same command to "
+			       "complete the fill",
+			       f.dir, inodes ? "inodes" : "space", strerror(halt),
+			       (unsigned long long)(f.created + f.existing));
+			f.job.stop_reason = inodes ? "out of inodes" : "out of space";
+		} else {
+			f.job.stop_reason = "the tree cannot be made (see above)";
+		}
 		res = RUN_STOPPED;
 		status = "stopped";
 	}
@@ -658,13 +677,7 @@ int cmd_fill(int argc, char **argv)
 		write_json_file(jo.json, &doc);
 		sbuf_free(&doc);
 	}
-	uint64_t errors = pool_errors(f.pool);
-	if (res == RUN_STOPPED && halt && f.job.ckpt) {
-		errlog_close(&f.job.errlog);
-		ckpt_close(f.job.ckpt);
-		return EXIT_STOPPED;
-	}
-	rc = job_end(&f.job, res, errors);
+	rc = job_end(&f.job, res, pool_errors(f.pool));
 	manifest_free(&nm);
 	if (res == RUN_DONE)
 		pool_free(f.pool);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -25,6 +26,10 @@ const char job_options_help[] =
     "      --progress SECONDS   status line interval on stderr (default: 1 on a terminal, else 60;\n"
     "                           0: none)\n"
     "      --help               show this help\n";
+
+/* A JSON summary could not be written: the run's exit status says so. */
+static bool json_failed;
+static int write_json(const char *path, const struct sbuf *doc);
 
 void job_opts_init(struct job_opts *o)
 {
@@ -44,6 +49,12 @@ int usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+int usage_hint(void)
+{
+	fprintf(stderr, "Try '%s --help' for more information.\n", prog_name);
+	return EXIT_USAGE;
+}
+
 static bool parse_seconds(const char *s, double *out)
 {
 	char *end;
@@ -55,14 +66,55 @@ static bool parse_seconds(const char *s, double *out)
 	return true;
 }
 
+bool job_output_ok(const char *opt, const char *path)
+{
+	struct stat st;
+	if (!strcmp(path, "-"))
+		return true;
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return usage_error("%s %s: is a directory", opt, path), false;
+		if (access(path, W_OK) != 0)
+			return usage_error("%s %s: %s", opt, path, strerror(errno)), false;
+		return true;
+	}
+	if (errno != ENOENT)
+		return usage_error("%s %s: %s", opt, path, strerror(errno)), false;
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = 0;
+	else if (slash)
+		*slash = 0;
+	bool ok = access(slash ? dir : ".", W_OK | X_OK) == 0;
+	if (!ok)
+		usage_error("%s %s: %s", opt, path, strerror(errno));
+	free(dir);
+	return ok;
+}
+
 int job_opt(struct job_opts *o, int c, const char *arg)
 {
 	uint64_t v;
 	switch (c) {
-	case OPT_JSON: o->json = arg; return 1;
-	case OPT_ERRORS: o->errors = arg; return 1;
-	case OPT_STATE: o->state = arg; return 1;
-	case OPT_NO_STATE: o->no_state = true; return 1;
+	case OPT_JSON:
+		if (!job_output_ok("--json", arg))
+			return -1;
+		o->json = arg;
+		return 1;
+	case OPT_ERRORS:
+		if (!job_output_ok("--errors", arg))
+			return -1;
+		o->errors = arg;
+		return 1;
+	case OPT_STATE:
+	case OPT_NO_STATE:
+		if ((c == OPT_STATE && o->no_state) || (c == OPT_NO_STATE && o->state))
+			return usage_error("--state and --no-state contradict each other"), -1;
+		if (c == OPT_STATE)
+			o->state = arg;
+		else
+			o->no_state = true;
+		return 1;
 	case OPT_PROGRESS:
 		if (!parse_seconds(arg, &o->progress_s))
 			return usage_error("--progress: '%s' is not a number of seconds", arg), -1;
@@ -147,8 +199,9 @@ void job_identity(struct sbuf *id, const char *cmd)
 
 void job_cmdline(struct sbuf *b, int argc, char **argv)
 {
-	for (int i = 0; i < argc; i++)
-		sbuf_printf(b, "%s%s", i ? " " : "myriad ", argv[i]);
+	sbuf_adds(b, prog_name); /* argv[0] is that too */
+	for (int i = 1; i < argc; i++)
+		sbuf_printf(b, " %s", argv[i]);
 	sbuf_addc(b, '\n');
 }
 
@@ -157,17 +210,22 @@ int job_end(struct job *j, enum run_result r, uint64_t errors)
 	errlog_close(&j->errlog);
 	sbuf_free(&j->snapshot);
 	if (r == RUN_STOPPED) {
+		char why[128];
+		const char *reason = j->stop_reason;
+		if (reason)
+			snprintf(why, sizeof(why), "stopped: %s", reason);
+		else
+			snprintf(why, sizeof(why), "stopped by signal %d", sig_stop_signal());
 		if (j->ckpt) {
-			warnx_("stopped by signal %d; state saved in %s: run the same command again to resume",
-			       sig_stop_signal(), ckpt_dir(j->ckpt));
+			warnx_("%s; state saved in %s: run the same command again to resume", why, ckpt_dir(j->ckpt));
 			ckpt_close(j->ckpt);
 		} else {
-			warnx_("stopped by signal %d; no state was kept (--no-state)", sig_stop_signal());
+			warnx_("%s; no state was kept (--no-state)", why);
 		}
 		return EXIT_STOPPED;
 	}
 	ckpt_finish(j->ckpt);
-	return errors ? EXIT_FAILED : EXIT_OK;
+	return errors || json_failed ? EXIT_FAILED : EXIT_OK;
 }
 
 int parse_ionice(const char *spec)
@@ -188,6 +246,14 @@ int apply_ionice(int ioprio)
 }
 
 int write_json_file(const char *path, const struct sbuf *doc)
+{
+	int r = write_json(path, doc);
+	if (r != 0)
+		json_failed = true;
+	return r;
+}
+
+static int write_json(const char *path, const struct sbuf *doc)
 {
 	int fd = 1;
 	if (strcmp(path, "-") != 0) {

@@ -55,12 +55,22 @@ int job_opt(struct job_opts *o, int c, const char *arg);
 /* Print "myriad CMD: message" and the hint to --help; returns EXIT_USAGE. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* After getopt has printed what is wrong with an option: the hint to --help; returns EXIT_USAGE. */
+int usage_hint(void);
+
+/* Can an output FILE named by option opt be written ("-", a writable file, or a new name in a
+ * writable directory)? false after a usage error naming it. */
+bool job_output_ok(const char *opt, const char *path);
+
 struct job {
 	const struct job_opts *opts;
 	struct ckpt *ckpt;
 	struct sbuf snapshot; /* the snapshot to resume from (empty: fresh start) */
 	bool resumed;
 	struct errlog errlog;
+	/* Why a stopped run stopped, when not by a signal ("out of space", "--max-errors reached"):
+	 * set before the run loop returns RUN_STOPPED, or before raising SIGTERM to stop it. */
+	const char *_Atomic stop_reason;
 };
 
 /*
@@ -88,8 +98,9 @@ void job_identity(struct sbuf *id, const char *cmd);
 void job_cmdline(struct sbuf *b, int argc, char **argv);
 
 /*
- * Finish: on RUN_DONE remove the state; on RUN_STOPPED keep it and say how to resume. Returns the
- * exit code: 3 stopped, 1 when errors > 0, else 0.
+ * Finish: on RUN_DONE remove the state; on RUN_STOPPED keep it and say why the run stopped and how
+ * to resume. Returns the exit code: 3 stopped, 1 when errors > 0 or a JSON summary could not be
+ * written, else 0.
  */
 int job_end(struct job *j, enum run_result r, uint64_t errors);
 

@@ -988,7 +988,7 @@ int cmd_lifecycle(int argc, char **argv)
 			break;
 		}
 		case O_OUT: x.out = optarg; break;
-		default: return usage_error("unknown option");
+		default: return usage_hint(); /* getopt said what is wrong */
 		}
 	}
 	if (optind < argc)
@@ -1202,7 +1202,7 @@ int cmd_report(int argc, char **argv)
 			if (!parse_count(optarg, &project) || project == 0)
 				return usage_error("--project: '%s' is not a positive count", optarg);
 			break;
-		default: return usage_error("unknown option");
+		default: return usage_hint(); /* getopt said what is wrong */
 		}
 	}
 	if (optind >= argc)

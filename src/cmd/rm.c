@@ -82,23 +82,24 @@ static bool rm_entry(void *ctx, void *lp, const struct walk_dir *d, const struct
 	return false;
 }
 
-static void rm_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool keep, struct errbatch *errs)
+static bool rm_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool keep, struct errbatch *errs)
 {
 	struct rm *c = ctx;
 	struct local *l = lp;
 	if (keep)
-		return; /* something under it stays, so it stays: already reported */
+		return false; /* something under it stays, so it stays: already reported */
 	if (c->dry_run) {
 		l->dirs++;
-		return;
+		return false;
 	}
 	uint64_t t = now_ns();
 	if (walk_rmdir(d) != 0 && errno != ENOENT) {
 		errlog_report(errs, d->path, d->pathlen, "rmdir", errno);
-		return;
+		return true; /* and so do its parents, without a second report each */
 	}
 	hist_add(&l->unlink_lat, now_ns() - t);
 	l->dirs++;
+	return false;
 }
 
 static void rm_commit(void *ctx, void *lp)
@@ -194,7 +195,7 @@ int cmd_rm(int argc, char **argv)
 			if ((ioprio = parse_ionice(optarg)) < 0)
 				return usage_error("--ionice: '%s' is not idle or be:0..7", optarg);
 			break;
-		default: return usage_error("unknown option");
+		default: return usage_hint(); /* getopt said what is wrong */
 		}
 	}
 	char **roots = argv + optind;

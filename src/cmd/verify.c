@@ -123,15 +123,17 @@ static void io_error(struct local *l, struct errbatch *errs, const char *dirpath
 }
 
 /* Compare file i's contents with the layout's. Returns a problem kind, -1 when intact, or -2
- * after reporting an I/O error. */
+ * for an I/O error (*err, and *op: "open" or "read"). */
 static int check_contents(struct verify *v, struct local *l, int dfd, const char *name, uint64_t i, uint64_t size,
-			  uint64_t *bad_at, int *err)
+			  uint64_t *bad_at, int *err, const char **op)
 {
+	*op = "open";
 	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		*err = errno;
 		return errno == ENOENT ? P_MISSING : -2;
 	}
+	*op = "read";
 	int r = -1;
 	uint64_t off = 0;
 	for (;;) {
@@ -174,6 +176,7 @@ static void check_leaf(struct verify *v, struct local *l, int dfd, const char *p
 		uint64_t i = first + s, size = layout_file_size(&v->lay, i);
 		layout_file_name(i, name);
 		l->checked++;
+		pool_progressed();
 		struct statx stx;
 		if (dfd < 0 || statx(dfd, name, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_SIZE, &stx) != 0) {
 			if (dfd >= 0 && errno != ENOENT)
@@ -196,9 +199,10 @@ static void check_leaf(struct verify *v, struct local *l, int dfd, const char *p
 			continue;
 		uint64_t bad_at = 0;
 		int err = 0;
-		int r = check_contents(v, l, dfd, name, i, size, &bad_at, &err);
+		const char *op;
+		int r = check_contents(v, l, dfd, name, i, size, &bad_at, &err, &op);
 		if (r == -2)
-			io_error(l, errs, path, name, "read", err);
+			io_error(l, errs, path, name, op, err);
 		else if (r == P_CORRUPT) {
 			snprintf(detail, sizeof(detail), "first difference at byte %llu", (unsigned long long)bad_at);
 			problem(l, errs, path, name, P_CORRUPT, detail);
@@ -244,14 +248,16 @@ static int verify_unit(void *ctx, void *lp, uint64_t u, struct errbatch *errs)
 	char rel[1024], path[4096 + 1024];
 	size_t rl = layout_dir_path(&v->lay, level, index, rel);
 	snprintf(path, sizeof(path), "%s%s%s", v->dir, rl ? "/" : "", rel);
-	int dfd = rl ? openat(v->dirfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-		     : openat(v->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 && errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+	/* No symlink is followed on the way: one planted in the tree is an extra entry, not a way out. */
+	int dfd = dir_open_at(v->dirfd, rel, rl);
+	bool gone = dfd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP);
+	if (dfd < 0 && !gone)
 		io_error(l, errs, path, NULL, "open", errno);
-	if (level == v->lay.depth && index < v->lay.leaves)
+	/* A missing directory's files are missing; those of one that cannot be opened are unknown. */
+	if (level == v->lay.depth && index < v->lay.leaves && (dfd >= 0 || gone))
 		check_leaf(v, l, dfd, path, index, errs);
 	if (dfd < 0)
-		return 0; /* a missing directory: its files are reported missing by its leaves */
+		return 0;
 	char buf[32768];
 	for (;;) {
 		ssize_t n = dir_read(dfd, buf, sizeof(buf));
@@ -309,6 +315,20 @@ static uint64_t findings(const struct verify *v)
 	return n;
 }
 
+/* The directory of unit u, for the progress line. */
+static void unit_name(void *ctx, uint64_t u, struct sbuf *out)
+{
+	struct verify *v = ctx;
+	unsigned level;
+	uint64_t index;
+	char rel[1024];
+	unit_dir(v, u, &level, &index);
+	size_t rl = layout_dir_path(&v->lay, level, index, rel);
+	escape_path(out, v->dir, strlen(v->dir));
+	if (rl)
+		sbuf_printf(out, "/%s", rel);
+}
+
 static void verify_progress(void *ctx, struct sbuf *line)
 {
 	struct verify *v = ctx;
@@ -320,6 +340,7 @@ static void verify_progress(void *ctx, struct sbuf *line)
 	sbuf_adds(line, "verify: ");
 	progress_format(line, "files", done, v->expected, el, el > 0 ? done / el : 0, pool_errors(v->pool) - bad);
 	sbuf_printf(line, ", %s findings", fmt_count(b, bad));
+	pool_stuck(v->pool, line, 5, unit_name);
 }
 
 static void summary(struct verify *v, FILE *out, double el, bool ok, bool stopped)
@@ -384,7 +405,7 @@ int cmd_verify(int argc, char **argv)
 		switch (opt) {
 		case OPT_HELP: printf(verify_help, job_options_help); return EXIT_OK;
 		case OPT_CMD_BASE: v.quick = true; break;
-		default: return usage_error("unknown option");
+		default: return usage_hint(); /* getopt said what is wrong */
 		}
 	}
 	if (optind + 1 != argc)

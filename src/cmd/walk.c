@@ -281,9 +281,17 @@ int cmd_walk(int argc, char **argv)
 		switch (opt) {
 		case OPT_HELP: printf(walk_help, job_options_help); return EXIT_OK;
 		case OPT_CMD_BASE: c.stat = true; break;
-		case OPT_CMD_BASE + 1: c.print = 1; break;
-		case OPT_CMD_BASE + 2: c.print = 2; break;
-		case 'o': c.output = optarg; break;
+		case OPT_CMD_BASE + 1:
+		case OPT_CMD_BASE + 2:
+			if (c.print && c.print != opt - OPT_CMD_BASE)
+				return usage_error("--print and --print0 contradict each other: choose one");
+			c.print = opt - OPT_CMD_BASE;
+			break;
+		case 'o':
+			if (!job_output_ok("--output", optarg))
+				return EXIT_USAGE;
+			c.output = optarg;
+			break;
 		case OPT_CMD_BASE + 3:
 			types = optarg;
 			if (!parse_types(optarg, &c.type_mask))
@@ -295,7 +303,7 @@ int cmd_walk(int argc, char **argv)
 			if (!parse_count(optarg, &rate) || rate == 0)
 				return usage_error("--rate: '%s' is not a positive number of entries per second", optarg);
 			break;
-		default: return usage_error("unknown option");
+		default: return usage_hint(); /* getopt said what is wrong */
 		}
 	}
 	if (c.output && !c.print)

@@ -24,7 +24,10 @@ struct pworker {
 	struct errbatch errs;
 	uint64_t unit;  /* the unit in progress */
 	bool busy;
+	_Atomic uint64_t since; /* when it last made progress (the stuck report) */
 };
+
+static __thread struct pworker *self; /* the calling worker, for pool_progressed */
 
 struct pool {
 	struct pool_config cfg;
@@ -83,6 +86,7 @@ static bool claim(struct pworker *w)
 	}
 	w->unit = p->next++;
 	w->busy = true;
+	atomic_store_explicit(&w->since, coarse_ns(), memory_order_relaxed);
 	pthread_mutex_unlock(&p->lock);
 	return true;
 }
@@ -116,6 +120,7 @@ static void finish(struct pworker *w, int halt)
 static void *worker_main(void *arg)
 {
 	struct pworker *w = arg;
+	self = w;
 	while (claim(w)) {
 		int halt = w->p->cfg.visitor.run(w->p->cfg.visitor.ctx, w->local, w->unit, &w->errs);
 		finish(w, halt);
@@ -304,4 +309,34 @@ void pool_unfinished(struct pool *p, void (*fn)(void *ctx, uint64_t unit), void 
 	for (uint64_t u = p->low; u < end; u++)
 		if (!bit_get(p, u))
 			fn(ctx, u);
+}
+
+void pool_progressed(void)
+{
+	if (self)
+		atomic_store_explicit(&self->since, coarse_ns(), memory_order_relaxed);
+}
+
+void pool_stuck(struct pool *p, struct sbuf *line, double min_s,
+		void (*name)(void *ctx, uint64_t unit, struct sbuf *out))
+{
+	uint64_t now = coarse_ns(), worst = 0, worst_unit = 0;
+	int n = 0;
+	pthread_mutex_lock(&p->lock);
+	for (int i = 0; i < p->nstarted; i++) {
+		struct pworker *w = &p->workers[i];
+		uint64_t since = atomic_load_explicit(&w->since, memory_order_relaxed);
+		if (!w->busy || now < since || (now - since) / 1e9 < min_s)
+			continue;
+		n++;
+		if (now - since > worst) {
+			worst = now - since;
+			worst_unit = w->unit;
+		}
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (n) {
+		sbuf_printf(line, "; %d worker%s without progress, longest %.0f s in ", n, n > 1 ? "s" : "", worst / 1e9);
+		name(p->cfg.visitor.ctx, worst_unit, line);
+	}
 }

@@ -66,4 +66,14 @@ uint64_t pool_next_unit(struct pool *p);
 void pool_lock(struct pool *p);
 void pool_unlock(struct pool *p);
 
+/* Called by a worker within its unit each time it moves on to the next item (a file), so that only
+ * an item stuck in the kernel counts as a lack of progress. */
+void pool_progressed(void);
+
+/* Append "; N workers without progress, longest S s in NAME" for workers that have made no progress
+ * for min_s seconds or more (an operation held in the kernel), or nothing. name appends the unit's
+ * name (its directory) to out. */
+void pool_stuck(struct pool *p, struct sbuf *line, double min_s,
+		void (*name)(void *ctx, uint64_t unit, struct sbuf *out));
+
 #endif

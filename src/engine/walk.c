@@ -39,6 +39,7 @@ struct rec {
 	struct rec *parent; /* post-order walks: the directory to finish after this one */
 	uint32_t pending;   /* post-order: this directory's reading plus its unfinished subdirectories */
 	bool keep;          /* post-order: something under it stays */
+	bool unread;        /* it could not be opened or read to the end */
 	uint32_t root;
 	uint32_t relstart;
 	uint32_t pathlen;
@@ -49,7 +50,8 @@ struct worker {
 	struct walk *w;
 	pthread_t tid;
 	struct rec *cur;
-	_Atomic uint64_t since; /* when it last made progress on cur (for the stuck report) */
+	const struct rec *finishing; /* post-order: the directory its dir_done is on */
+	_Atomic uint64_t since; /* when it started its current entry or directory (the stuck report) */
 	void *local;
 	struct errbatch errs;
 	struct rec **kids;
@@ -93,6 +95,7 @@ static struct rec *rec_new(uint32_t root, const char *path, size_t pathlen, size
 	r->parent = NULL;
 	r->pending = 1;
 	r->keep = false;
+	r->unread = false;
 	r->root = root;
 	r->relstart = relstart;
 	r->pathlen = pathlen;
@@ -174,31 +177,37 @@ static void add_kid(struct worker *wk, const struct rec *parent, const struct wa
 	wk->kids[wk->nkids++] = rec_new(parent->root, p->data, p->len, relstart, 0);
 }
 
-/*
- * Fold the worker's batch into the totals. With done, the directory is finished; otherwise its
- * cookie advances, and when the frontier is over the high-water mark the worker parks it
- * (returns true: the caller closes it and takes other work).
- */
-/* Post-order: finish r and every ancestor it was the last to wait for, deepest first. */
+/* Post-order: finish r and every ancestor it was the last to wait for, deepest first. A directory
+ * whose removal failed (dir_done returns true) keeps its parents, as a failure under it would. */
 static void finish_chain(struct worker *wk, struct rec *r)
 {
 	struct walk *w = wk->w;
+	pthread_mutex_lock(&w->lock);
+	wk->finishing = r;
+	pthread_mutex_unlock(&w->lock);
 	while (r) {
-		struct walk_dir d = {r->path, r->pathlen, -1, r->root, w->rootfd[r->root], r->relstart};
-		w->cfg.visitor.dir_done(w->cfg.visitor.ctx, wk->local, &d, r->keep, &wk->errs);
+		struct walk_dir d = {r->path, r->pathlen, -1, r->root, w->rootfd[r->root], r->relstart, r->unread};
+		atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
+		bool stays = w->cfg.visitor.dir_done(w->cfg.visitor.ctx, wk->local, &d, r->keep, &wk->errs);
 		pthread_mutex_lock(&w->lock);
 		struct rec *p = r->parent, *next = NULL;
 		if (p) {
-			p->keep |= r->keep;
+			p->keep |= r->keep || stays;
 			if (--p->pending == 0)
 				next = p;
 		}
+		wk->finishing = next;
 		pthread_mutex_unlock(&w->lock);
 		free(r);
 		r = next;
 	}
 }
 
+/*
+ * Fold the worker's batch into the totals. With done, the directory is finished; otherwise its
+ * cookie advances, and when the frontier is over the high-water mark the worker parks it
+ * (returns true: the caller closes it and takes other work).
+ */
 static bool commit(struct worker *wk, struct rec *r, bool done)
 {
 	struct walk *w = wk->w;
@@ -209,7 +218,7 @@ static bool commit(struct worker *wk, struct rec *r, bool done)
 		pthread_cond_wait(&w->cond, &w->lock);
 	w->cfg.visitor.commit(w->cfg.visitor.ctx, wk->local);
 	errlog_commit(w->cfg.errlog, &wk->errs);
-	wk->since = now_ns();
+	atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
 	bool park = false;
 	if (!done) {
 		r->cookie = wk->pending_cookie;
@@ -273,7 +282,7 @@ static struct rec *take(struct worker *wk)
 	if (!w->stopping && w->nstack) {
 		r = w->stack[--w->nstack];
 		wk->cur = r;
-		wk->since = now_ns();
+		atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
 		w->busy++;
 	}
 	pthread_mutex_unlock(&w->lock);
@@ -311,6 +320,7 @@ static void visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir
 	for (size_t i = 0; i < count; i++) {
 		const struct linux_dirent64 *de = wk->order[i];
 		struct walk_entry e = {de->d_name, strlen(de->d_name), de->d_type, de->d_ino, NULL};
+		atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
 		if (w->cfg.stat_mask || e.type == DT_UNKNOWN) {
 			unsigned mask = w->cfg.stat_mask | STATX_TYPE;
 			if (statx(d->fd, e.name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask, &wk->stx) != 0) {
@@ -357,14 +367,14 @@ static void visit_dir(struct worker *wk, struct rec *r)
 	if (r->cookie && lseek(fd, (off_t)r->cookie, SEEK_SET) < 0)
 		goto fail;
 	wk->pending_cookie = r->cookie;
-	struct walk_dir d = {r->path, r->pathlen, fd, r->root, w->rootfd[r->root], r->relstart};
+	struct walk_dir d = {r->path, r->pathlen, fd, r->root, w->rootfd[r->root], r->relstart, false};
 	size_t size = buf_size_for(r->pathlen);
 	for (;;) {
 		ssize_t n = dir_read(fd, wk->buf, size);
 		if (n <= 0) {
 			if (n < 0 && !vanished(errno)) {
 				errlog_report(&wk->errs, r->path, r->pathlen, "readdir", errno);
-				r->keep = true;
+				r->keep = r->unread = true;
 			}
 			break;
 		}
@@ -380,7 +390,7 @@ static void visit_dir(struct worker *wk, struct rec *r)
 fail:
 	if (!vanished(errno)) {
 		errlog_report(&wk->errs, r->path, r->pathlen, op, errno);
-		r->keep = true;
+		r->keep = r->unread = true;
 	}
 	if (fd >= 0)
 		close(fd);
@@ -684,19 +694,20 @@ int walk_threads(struct walk *w) { return w->nstarted; }
 
 void walk_stuck(struct walk *w, struct sbuf *line, double min_s)
 {
-	uint64_t now = now_ns(), worst = 0;
+	uint64_t now = coarse_ns(), worst = 0;
 	int n = 0;
 	const struct rec *worst_rec = NULL;
 	pthread_mutex_lock(&w->lock);
 	for (int i = 0; i < w->nstarted; i++) {
 		struct worker *wk = &w->workers[i];
 		uint64_t since = wk->since;
-		if (!wk->cur || now < since || (now - since) / 1e9 < min_s)
+		const struct rec *r = wk->cur ? wk->cur : wk->finishing;
+		if (!r || now < since || (now - since) / 1e9 < min_s)
 			continue;
 		n++;
 		if (now - since > worst) {
 			worst = now - since;
-			worst_rec = wk->cur;
+			worst_rec = r;
 		}
 	}
 	if (n) {
@@ -713,14 +724,18 @@ int walk_rmdir(const struct walk_dir *d)
 	if (len == 0)
 		return rmdir(d->path); /* an operand */
 	const char *slash = memrchr(rel, '/', len);
-	if (!slash)
-		return unlinkat(d->rootfd, rel, AT_REMOVEDIR);
-	int pfd = dir_open_at(d->rootfd, rel, slash - rel);
+	int pfd = slash ? dir_open_at(d->rootfd, rel, slash - rel) : d->rootfd;
+	const char *name = slash ? slash + 1 : rel;
 	if (pfd < 0)
 		return -1;
-	int r = unlinkat(pfd, slash + 1, AT_REMOVEDIR);
+	int r = unlinkat(pfd, name, AT_REMOVEDIR);
+	/* A file or symlink took the directory's place since it was read: it is under the operand,
+	 * so it goes too (as an entry: a symlink is never followed). */
+	if (r != 0 && errno == ENOTDIR)
+		r = unlinkat(pfd, name, 0);
 	int e = errno;
-	close(pfd);
+	if (pfd != d->rootfd)
+		close(pfd);
 	errno = e;
 	return r;
 }

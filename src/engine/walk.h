@@ -33,6 +33,7 @@ struct walk_dir {
 	unsigned root;    /* which operand it is under */
 	int rootfd;       /* the operand, open */
 	size_t relstart;  /* path + relstart is the path relative to rootfd ("" for the operand) */
+	bool unread;      /* in dir_done: it could not be opened or read to the end (reported) */
 };
 
 /* One entry. stx is set when the walk stats entries (walk_config.stat_mask). */
@@ -54,8 +55,9 @@ struct walk_visitor {
 		      struct errbatch *errs);
 	/* Post-order (NULL for none): called once a directory and everything under it has been
 	 * visited, deepest first, with keep set when something under it stays (an entry kept, an
-	 * excluded one, a failure, a mount point). */
-	void (*dir_done)(void *ctx, void *local, const struct walk_dir *d, bool keep, struct errbatch *errs);
+	 * excluded one, a failure, a mount point). Returns true when the directory itself stays
+	 * although keep was false (its removal failed): its parents then stay too. */
+	bool (*dir_done)(void *ctx, void *local, const struct walk_dir *d, bool keep, struct errbatch *errs);
 	/* Fold the batch into the totals and emit its output (engine lock held); reset local. */
 	void (*commit)(void *ctx, void *local);
 	/* Append the command's part of a snapshot / read it back (engine lock held). */
@@ -104,7 +106,8 @@ void walk_join(struct walk *w);
 /* Free a joined (or never started) walk. */
 void walk_free(struct walk *w);
 
-/* Remove directory d (after dir_done): 0, or -1 with errno. */
+/* Remove directory d (after dir_done), or the non-directory that has taken its place since it was
+ * read: 0, or -1 with errno. */
 int walk_rmdir(const struct walk_dir *d);
 
 /* Append the full path of entry e in directory d (d NULL: an operand) to b. */
@@ -115,8 +118,9 @@ uint64_t walk_errors(struct walk *w);
 double walk_elapsed(struct walk *w);
 /* Run sessions so far (1 + number of resumes). */
 uint64_t walk_sessions(struct walk *w);
-/* Append "; N workers without progress, longest S s in PATH" for workers that have made no progress on their
- * directory for min_s seconds (an operation held in the kernel), or nothing. */
+/* Append "; N workers without progress, longest S s in PATH" for workers that have spent min_s seconds
+ * or more on one entry (an operation held in the kernel), or nothing. PATH is the directory the
+ * entry is in (or the directory being finished, for dir_done). */
 void walk_stuck(struct walk *w, struct sbuf *line, double min_s);
 
 /* Workers started so far. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -108,6 +109,21 @@ uint64_t now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+uint64_t coarse_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+const char *full_resource(int fd)
+{
+	struct statvfs sv;
+	if (fstatvfs(fd, &sv) == 0 && sv.f_files > 0 && sv.f_favail == 0)
+		return "inodes";
+	return "space";
 }
 
 char *fmt_count(char *buf, uint64_t n)

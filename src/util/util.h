@@ -31,12 +31,18 @@ bool parse_size(const char *s, uint64_t *out);
 
 /* Monotonic time in nanoseconds. */
 uint64_t now_ns(void);
+/* The same clock, cheaper and only as fine as the kernel's tick (a few ms): for marking progress
+ * per entry. */
+uint64_t coarse_ns(void);
 
 /* Format n with thousands separators into buf (at least 32 bytes); returns buf. */
 char *fmt_count(char *buf, uint64_t n);
 
 /* Format a byte count as "1.5 GiB" into buf (at least 32 bytes); returns buf. */
 char *fmt_bytes(char *buf, uint64_t n);
+
+/* After ENOSPC on the filesystem of fd: "inodes" when it has no free inode left, else "space". */
+const char *full_resource(int fd);
 
 /* Number of online CPUs (at least 1). */
 int cpu_count(void);

@@ -134,6 +134,7 @@ static uint64_t seed = 1;
 
 static int base_fd = -1;       /* the backing directory */
 static int dt_unknown;
+static int direct_io;           /* no page cache: one read/write request per call */
 static int as_root;
 static char *stats_path;
 static char *pid_path;
@@ -613,7 +614,7 @@ static void *ff_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	cfg->attr_timeout = 0;
 	cfg->negative_timeout = 0;
 	cfg->kernel_cache = 0;
-	cfg->direct_io = 0;
+	cfg->direct_io = direct_io;
 	conn->want &= ~(unsigned)(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO);
 	/* let lookups/readdirs in one directory run concurrently, so that one held or
 	 * delayed op does not block its siblings (libfuse locks paths itself) */
@@ -1085,6 +1086,8 @@ static void usage(FILE *out)
 "\n"
 "  --rule SPEC     add a fault rule (repeatable; first rule that fires decides)\n"
 "  --dt-unknown    readdir reports DT_UNKNOWN as every entry's type\n"
+"  --direct-io     bypass the page cache, so each read or write a caller makes\n"
+"                  reaches faultfs once (the kernel retries a failed cached read)\n"
 "  --stats FILE    write op counts to FILE on SIGUSR1 and at exit:\n"
 "                  lines \"OP COUNT\" and \"fail OP COUNT\" (injected failures)\n"
 "  --seed N        seed for prob= rules (default 1)\n"
@@ -1413,6 +1416,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "rule", required_argument, NULL, 'r' },
 		{ "dt-unknown", no_argument, NULL, 'u' },
+		{ "direct-io", no_argument, NULL, 'D' },
 		{ "stats", required_argument, NULL, 's' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "pidfile", required_argument, NULL, 'p' },
@@ -1437,6 +1441,9 @@ int main(int argc, char **argv)
 			break;
 		case 'u':
 			dt_unknown = 1;
+			break;
+		case 'D':
+			direct_io = 1;
 			break;
 		case 's':
 			if (!*optarg || !(stats_path = absolute(optarg)))
