@@ -1,4 +1,5 @@
-# myriad build. `make` builds build/myriad and the test tools; `make check` runs every test.
+# myriad build. `make` builds build/myriad and the test tools; `make check` runs every test;
+# `make fuzz` builds the libFuzzer targets (needs clang and libclang-rt; not part of `all`).
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -pthread -Isrc
@@ -33,10 +34,29 @@ $(B)/mktree: tests/tools/mktree.c
 	@mkdir -p $(B)
 	$(CC) $(CFLAGS) -o $@ $<
 
+# Fuzz targets: tests/fuzz/NAME.c -> build/fuzz/NAME, linked with the product's sources built
+# with coverage, AddressSanitizer and UndefinedBehaviorSanitizer (every UB report aborts).
+FUZZ_CC     ?= $(shell command -v clang-14 || command -v clang)
+FUZZ_SAN    := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS := -O1 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -pthread -Isrc \
+	       -DMYRIAD_VERSION='"$(VERSION)"' $(FUZZ_SAN)
+FUZZ_OBJ    := $(LIBOBJ:$(B)/%.o=$(B)/fuzz/obj/%.o)
+FUZZ        := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(wildcard tests/fuzz/*.c))
+
+fuzz: $(FUZZ)
+
+$(B)/fuzz/obj/%.o: %.c $(wildcard src/*.h src/*/*.h)
+	@test -n "$(FUZZ_CC)" || { echo "make fuzz: clang not found (apt-get install clang-14 libclang-rt-14-dev)"; exit 1; }
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(LDLIBS)
+
 check: all
 	scripts/test
 
 clean:
 	rm -rf $(B)
 
-.PHONY: all check clean
+.PHONY: all check clean fuzz

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cmd/cmds.h"
+#include "cmd/cmdstate.h"
 #include "cmd/job.h"
 #include "engine/cgroup_io.h"
 #include "engine/walk.h"
@@ -862,24 +863,40 @@ static void copy_commit(void *ctx, void *lp)
 	l->seen_entries = l->seen_bytes = 0;
 }
 
+void copy_state_save(struct sbuf *b, const struct copy_state *s)
+{
+	for (size_t i = 0; i < COPY_COUNTERS; i++)
+		ser_u64(b, s->v[i]);
+}
+
+bool copy_state_load(struct copy_state *s, struct deser *d)
+{
+	for (size_t i = 0; i < COPY_COUNTERS; i++)
+		s->v[i] = deser_u64(d);
+	return !d->bad;
+}
+
 static void copy_save(void *ctx, struct sbuf *b)
 {
 	struct copy *c = ctx;
-	uint64_t v[] = {c->files, c->dirs, c->nlink_made, c->others, c->bytes, c->skipped, c->deleted};
-	for (size_t i = 0; i < ARRAY_LEN(v); i++)
-		ser_u64(b, v[i]);
+	struct copy_state s = {{c->files, c->dirs, c->nlink_made, c->others, c->bytes, c->skipped, c->deleted}};
+	copy_state_save(b, &s);
 }
 
 static bool copy_load(void *ctx, struct deser *d)
 {
 	struct copy *c = ctx;
-	uint64_t *v[] = {&c->files, &c->dirs, &c->nlink_made, &c->others, &c->bytes, &c->skipped, &c->deleted};
-	for (size_t i = 0; i < ARRAY_LEN(v); i++)
-		*v[i] = deser_u64(d);
+	uint64_t *v[COPY_COUNTERS] = {&c->files, &c->dirs,    &c->nlink_made, &c->others,
+				      &c->bytes, &c->skipped, &c->deleted};
+	struct copy_state s;
+	if (!copy_state_load(&s, d))
+		return false;
+	for (size_t i = 0; i < COPY_COUNTERS; i++)
+		*v[i] = s.v[i];
 	/* A resume walks SRC again: what was copied or deleted stays counted, but every directory and
 	 * every finished entry is met (and counted) again, as is every failure (the engine's part). */
 	c->dirs = c->skipped = 0;
-	return !d->bad;
+	return true;
 }
 
 /* "copy: 1.2 GiB copied, 45.0 MiB/s[, ~35% of SRC, ETA 2m10s]; 12,345 entries, 2,000/s, 0 errors, 1m02s".
@@ -1046,7 +1063,21 @@ static void write_summary(struct copy *c, const char *path, enum run_result res,
 	sbuf_free(&doc);
 }
 
-int cmd_copy(int argc, char **argv)
+struct copy_opts {
+	int argc;
+	char **argv;
+	struct job_opts jo;
+	bool dry_run, check, del, xdev;
+	char **excludes;
+	size_t nexcludes;
+	uint64_t rate, bwlimit, max_errors, link_memory;
+	struct cgroup_io_spec cgio;
+	bool use_cgio;
+	int ioprio;
+	char *src, *dst;
+};
+
+static int copy_parse(int argc, char **argv, void *opts)
 {
 	static const struct option longopts[] = {
 	    JOB_LONG_OPTIONS,
@@ -1063,56 +1094,52 @@ int cmd_copy(int argc, char **argv)
 	    {"cgroup-io", required_argument, 0, OPT_CMD_BASE + 10},
 	    {0, 0, 0, 0},
 	};
-	static struct copy c; /* large and shared by the workers */
-	memset(&c, 0, sizeof(c));
-	struct job_opts jo;
-	job_opts_init(&jo);
-	char **excludes = xcalloc(argc, sizeof(char *));
-	size_t nexcludes = 0;
-	uint64_t rate = 0, bwlimit = 0, link_memory = LINK_MEMORY_DEFAULT;
-	struct cgroup_io_spec cgio;
-	bool use_cgio = false;
-	bool xdev = false;
-	int ioprio = -1;
+	struct copy_opts *o = opts;
+	o->argc = argc;
+	o->argv = argv;
+	job_opts_init(&o->jo);
+	o->excludes = xcalloc(argc, sizeof(char *));
+	o->ioprio = -1;
+	o->link_memory = LINK_MEMORY_DEFAULT;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "j:", longopts, NULL)) != -1) {
-		int r = job_opt(&jo, opt, optarg);
+		int r = job_opt(&o->jo, opt, optarg);
 		if (r < 0)
 			return EXIT_USAGE;
 		if (r > 0)
 			continue;
 		switch (opt) {
 		case OPT_HELP: printf(copy_help, job_options_help); return EXIT_OK;
-		case OPT_CMD_BASE: c.dry_run = true; break;
-		case OPT_CMD_BASE + 1: excludes[nexcludes++] = optarg; break;
+		case OPT_CMD_BASE: o->dry_run = true; break;
+		case OPT_CMD_BASE + 1: o->excludes[o->nexcludes++] = optarg; break;
 		case OPT_CMD_BASE + 2:
-			if (!parse_count(optarg, &rate) || !rate)
+			if (!parse_count(optarg, &o->rate) || !o->rate)
 				return usage_error("--rate: '%s' is not a positive number of entries per second", optarg);
 			break;
 		case OPT_CMD_BASE + 3:
-			if ((ioprio = parse_ionice(optarg)) < 0)
+			if ((o->ioprio = parse_ionice(optarg)) < 0)
 				return usage_error("--ionice: '%s' is not idle or be:0..7", optarg);
 			break;
-		case OPT_CMD_BASE + 4: c.del = true; break;
-		case OPT_CMD_BASE + 5: c.check = true; break;
-		case OPT_CMD_BASE + 6: xdev = true; break;
+		case OPT_CMD_BASE + 4: o->del = true; break;
+		case OPT_CMD_BASE + 5: o->check = true; break;
+		case OPT_CMD_BASE + 6: o->xdev = true; break;
 		case OPT_CMD_BASE + 7:
-			if (!parse_size(optarg, &bwlimit) || !bwlimit)
+			if (!parse_size(optarg, &o->bwlimit) || !o->bwlimit)
 				return usage_error("--bwlimit: '%s' is not a positive number of bytes per second", optarg);
 			break;
 		case OPT_CMD_BASE + 8:
-			if (!parse_count(optarg, &c.max_errors) || !c.max_errors)
+			if (!parse_count(optarg, &o->max_errors) || !o->max_errors)
 				return usage_error("--max-errors: '%s' is not a positive number", optarg);
 			break;
 		case OPT_CMD_BASE + 10:
-			if (!cgroup_io_parse(optarg, &cgio))
+			if (!cgroup_io_parse(optarg, &o->cgio))
 				return usage_error("--cgroup-io: '%s' is not a list of rbps=BYTES, wbps=BYTES, riops=N, "
 						   "wiops=N (e.g. wbps=50M)",
 						   optarg);
-			use_cgio = true;
+			o->use_cgio = true;
 			break;
 		case OPT_CMD_BASE + 9:
-			if (!parse_size(optarg, &link_memory))
+			if (!parse_size(optarg, &o->link_memory))
 				return usage_error("--link-memory: '%s' is not a size in bytes (e.g. 64M)", optarg);
 			break;
 		default: return usage_hint(); /* getopt said what is wrong */
@@ -1120,10 +1147,38 @@ int cmd_copy(int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		return usage_error("need two operands: SRC DST");
-	if (c.check && c.dry_run)
+	if (o->check && o->dry_run)
 		return usage_error("--check and --dry-run do not go together");
-	c.src = argv[optind];
-	c.dst = argv[optind + 1];
+	o->src = argv[optind];
+	o->dst = argv[optind + 1];
+	return OPTS_RUN;
+}
+
+static void copy_opts_free(void *opts)
+{
+	struct copy_opts *o = opts;
+	free(o->excludes);
+}
+
+static int copy_run(void *opts)
+{
+	struct copy_opts *o = opts;
+	int argc = o->argc;
+	char **argv = o->argv;
+	static struct copy c; /* large and shared by the workers */
+	memset(&c, 0, sizeof(c));
+	const struct job_opts jo = o->jo;
+	char **excludes = o->excludes;
+	size_t nexcludes = o->nexcludes;
+	uint64_t rate = o->rate, bwlimit = o->bwlimit;
+	bool xdev = o->xdev;
+	int ioprio = o->ioprio;
+	c.dry_run = o->dry_run;
+	c.check = o->check;
+	c.del = o->del;
+	c.max_errors = o->max_errors;
+	c.src = o->src;
+	c.dst = o->dst;
 	c.excludes = excludes;
 	c.nexcludes = nexcludes;
 	c.root = geteuid() == 0;
@@ -1139,13 +1194,13 @@ int cmd_copy(int argc, char **argv)
 	}
 	if (ioprio >= 0 && apply_ionice(ioprio) != 0)
 		return EXIT_USAGE;
-	if (use_cgio) {
+	if (o->use_cgio) {
 		char where[PATH_MAX];
 		if (!resolve(c.dst, where))
 			return usage_error("%s: %s", c.dst, strerror(errno));
 		if (!dst_exists) /* it will be made in its parent */
 			*(strrchr(where, '/') == where ? where + 1 : strrchr(where, '/')) = 0;
-		if (cgroup_io_apply(&cgio, where, "copy") != 0)
+		if (cgroup_io_apply(&o->cgio, where, "copy") != 0)
 			return EXIT_USAGE;
 	}
 	struct sbuf id = {0}, cmdline = {0};
@@ -1176,7 +1231,7 @@ int cmd_copy(int argc, char **argv)
 	}
 	pthread_mutex_init(&c.link_lock, NULL);
 	c.link_dir = c.job.ckpt ? ckpt_dir(c.job.ckpt) : NULL;
-	c.links = linkmap_new(link_memory, c.link_dir);
+	c.links = linkmap_new(o->link_memory, c.link_dir);
 	throttle_init(&c.bw, (double)bwlimit);
 	struct throttle throttle;
 	throttle_init(&throttle, rate);
@@ -1194,6 +1249,7 @@ int cmd_copy(int argc, char **argv)
 	    .visitor = {.ctx = &c, .local_size = sizeof(struct local), .entry = copy_entry, .dir_done = copy_dir_done,
 			.commit = copy_commit, .save = copy_save, .load = copy_load},
 	    .errlog = &c.job.errlog,
+	    .snapshot_name = job_snapshot_name(&c.job),
 	    .throttle = rate ? &throttle : NULL,
 	};
 	c.walk = walk_new(&cfg, job_snapshot(&c.job));
@@ -1213,6 +1269,8 @@ int cmd_copy(int argc, char **argv)
 		walk_free(c.walk);
 		linkmap_free(c.links);
 	}
-	free(excludes);
 	return rc;
 }
+
+const struct command cmd_copy = {"copy", "copy a tree like cp -a: sparse, hard links, xattrs; resumable, throttled",
+				 sizeof(struct copy_opts), copy_parse, copy_run, copy_opts_free};

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cmd/cmds.h"
+#include "cmd/cmdstate.h"
 #include "cmd/job.h"
 #include "engine/layout.h"
 #include "engine/pool.h"
@@ -57,7 +58,7 @@ static const char fill_help[] =
     "with none or end, re-run the fill and then verify: files whose data was lost are rewritten\n"
     "only if their size is wrong, so run verify (without --quick) after a crash.\n";
 
-enum { OP_CREATE, OP_WRITE, OP_FSYNC, OP_CLOSE, OP_N };
+enum { OP_CREATE, OP_WRITE, OP_FSYNC, OP_CLOSE, OP_N = FILL_OPS };
 static const char *const op_names[] = {"create", "write", "fsync", "close"};
 enum sync_mode { SYNC_NONE, SYNC_FILE, SYNC_END };
 
@@ -270,27 +271,54 @@ static void fill_commit(void *ctx, void *lp)
 		timeline_add(&f->tl, pool_elapsed(f->pool), f->created + f->existing);
 }
 
+void fill_state_save(struct sbuf *b, const struct fill_state *s)
+{
+	ser_u64(b, s->created);
+	ser_u64(b, s->existing);
+	ser_u64(b, s->bytes);
+	for (int i = 0; i < FILL_OPS; i++)
+		hist_save(b, &s->h[i]);
+	timeline_save(b, &s->tl);
+}
+
+bool fill_state_load(struct fill_state *s, struct deser *d)
+{
+	s->created = deser_u64(d);
+	s->existing = deser_u64(d);
+	s->bytes = deser_u64(d);
+	for (int i = 0; i < FILL_OPS; i++)
+		if (!hist_load(&s->h[i], d))
+			return false;
+	return timeline_load(&s->tl, d) && !d->bad;
+}
+
+/* 40 KiB: static, as the pool's lock serializes snapshots. */
+static struct fill_state state_buf;
+
 static void fill_save(void *ctx, struct sbuf *b)
 {
 	struct fill *f = ctx;
-	ser_u64(b, f->created);
-	ser_u64(b, f->existing);
-	ser_u64(b, f->bytes);
-	for (int i = 0; i < OP_N; i++)
-		hist_save(b, &f->h[i]);
-	timeline_save(b, &f->tl);
+	struct fill_state *s = &state_buf;
+	s->created = f->created;
+	s->existing = f->existing;
+	s->bytes = f->bytes;
+	memcpy(s->h, f->h, sizeof(s->h));
+	s->tl = f->tl;
+	fill_state_save(b, s);
 }
 
 static bool fill_load(void *ctx, struct deser *d)
 {
 	struct fill *f = ctx;
-	f->created = deser_u64(d);
-	f->existing = deser_u64(d);
-	f->bytes = deser_u64(d);
-	for (int i = 0; i < OP_N; i++)
-		if (!hist_load(&f->h[i], d))
-			return false;
-	return timeline_load(&f->tl, d) && !d->bad;
+	struct fill_state *s = &state_buf;
+	if (!fill_state_load(s, d))
+		return false;
+	f->created = s->created;
+	f->existing = s->existing;
+	f->bytes = s->bytes;
+	memcpy(f->h, s->h, sizeof(f->h));
+	f->tl = s->tl;
+	return true;
 }
 
 /* The directory of leaf u, for the progress line. */
@@ -314,20 +342,6 @@ static void fill_progress(void *ctx, struct sbuf *line)
 	sbuf_adds(line, "fill: ");
 	progress_format(line, "files", done, f->lay.files, el, el > 0 ? f->created / el : 0, pool_errors(f->pool));
 	pool_stuck(f->pool, line, 5, leaf_name);
-}
-
-static bool parse_size_spec(const char *s, uint64_t *lo, uint64_t *hi)
-{
-	const char *dash = strchr(s, '-');
-	if (!dash)
-		return parse_size(s, lo) && (*hi = *lo, true);
-	char a[64];
-	size_t n = dash - s;
-	if (n == 0 || n >= sizeof(a))
-		return false;
-	memcpy(a, s, n);
-	a[n] = 0;
-	return parse_size(a, lo) && parse_size(dash + 1, hi) && *lo <= *hi;
 }
 
 /* Is DIR empty but for lost+found and a manifest? */
@@ -379,17 +393,6 @@ static void record_partial_leaf(void *ctx, uint64_t leaf)
 	}
 	m->partial = xrealloc(m->partial, (m->npartial + 1) * sizeof(*m->partial));
 	m->partial[m->npartial++] = (struct partial_leaf){leaf, count};
-}
-
-/* How many files the manifest says exist. */
-static uint64_t manifest_present(const struct manifest *m, const struct layout *lay)
-{
-	uint64_t have = m->claimed * lay->fanout < lay->files ? m->claimed * lay->fanout : lay->files;
-	for (uint64_t i = 0; i < m->npartial; i++) {
-		uint64_t full = layout_leaf_files(lay, m->partial[i].leaf);
-		have -= full - manifest_leaf_files(m, m->partial[i].leaf, full);
-	}
-	return have;
 }
 
 /* An unfinished unit: its leaf is partial. */
@@ -448,7 +451,17 @@ static void summary_json(struct fill *f, struct sbuf *b, const char *status, dou
 	json_close(&j, '}');
 }
 
-int cmd_fill(int argc, char **argv)
+struct fill_opts {
+	int argc;
+	char **argv;
+	struct job_opts jo;
+	uint64_t files, fanout, smin, smax, seed, rate;
+	enum sync_mode sync;
+	bool until_full;
+	const char *dir;
+};
+
+static int fill_parse(int argc, char **argv, void *opts)
 {
 	static const struct option longopts[] = {
 	    JOB_LONG_OPTIONS,
@@ -461,16 +474,15 @@ int cmd_fill(int argc, char **argv)
 	    {"rate", required_argument, 0, OPT_CMD_BASE + 4},
 	    {0, 0, 0, 0},
 	};
-	struct fill f;
-	memset(&f, 0, sizeof(f));
-	struct job_opts jo;
-	job_opts_init(&jo);
-	uint64_t files = 0, fanout = 1000, smin = 0, smax = 0, seed = 0, rate = 0;
+	struct fill_opts *o = opts;
+	o->argc = argc;
+	o->argv = argv;
+	job_opts_init(&o->jo);
+	o->fanout = 1000;
 	bool have_files = false;
-	const char *size_arg = "0";
 	int opt;
 	while ((opt = getopt_long(argc, argv, "j:n:s:", longopts, NULL)) != -1) {
-		int r = job_opt(&jo, opt, optarg);
+		int r = job_opt(&o->jo, opt, optarg);
 		if (r < 0)
 			return EXIT_USAGE;
 		if (r > 0)
@@ -478,49 +490,68 @@ int cmd_fill(int argc, char **argv)
 		switch (opt) {
 		case OPT_HELP: printf(fill_help, job_options_help); return EXIT_OK;
 		case 'n':
-			if (!parse_count(optarg, &files) || files > 1000000000000000ull)
+			if (!parse_count(optarg, &o->files) || o->files > 1000000000000000ull)
 				return usage_error("--files: '%s' is not a count (e.g. 1M; at most 10^15)", optarg);
 			have_files = true;
 			break;
 		case 's':
-			size_arg = optarg;
-			if (!parse_size_spec(optarg, &smin, &smax))
+			if (!parse_size_range(optarg, &o->smin, &o->smax))
 				return usage_error("--size: '%s' is not a size (e.g. 4k) or a range (e.g. 1k-64k)", optarg);
 			break;
 		case OPT_CMD_BASE:
-			if (!parse_count(optarg, &fanout) || fanout < 2 || fanout > 10000000)
+			if (!parse_count(optarg, &o->fanout) || o->fanout < 2 || o->fanout > 10000000)
 				return usage_error("--fanout: '%s' is not a number from 2 to 10M", optarg);
 			break;
 		case OPT_CMD_BASE + 1:
 			if (!strcmp(optarg, "none"))
-				f.sync = SYNC_NONE;
+				o->sync = SYNC_NONE;
 			else if (!strcmp(optarg, "file"))
-				f.sync = SYNC_FILE;
+				o->sync = SYNC_FILE;
 			else if (!strcmp(optarg, "end"))
-				f.sync = SYNC_END;
+				o->sync = SYNC_END;
 			else
 				return usage_error("--sync: '%s' is not none, file or end", optarg);
 			break;
-		case OPT_CMD_BASE + 2: f.until_full = true; break;
+		case OPT_CMD_BASE + 2: o->until_full = true; break;
 		case OPT_CMD_BASE + 3:
-			if (!parse_count(optarg, &seed))
+			if (!parse_count(optarg, &o->seed))
 				return usage_error("--seed: '%s' is not a number", optarg);
 			break;
 		case OPT_CMD_BASE + 4:
-			if (!parse_count(optarg, &rate) || !rate)
+			if (!parse_count(optarg, &o->rate) || !o->rate)
 				return usage_error("--rate: '%s' is not a positive number of files per second", optarg);
 			break;
 		default: return usage_hint(); /* getopt said what is wrong */
 		}
 	}
-	(void)size_arg;
 	if (!have_files)
 		return usage_error("--files N is required");
 	if (optind + 1 != argc)
 		return usage_error(optind == argc ? "missing operand: the directory to fill" : "one directory only");
-	f.dir = argv[optind];
-	if (!layout_init(&f.lay, files, fanout, smin, smax, seed))
-		return usage_error("these parameters do not make a layout");
+	o->dir = argv[optind];
+	struct layout lay;
+	if (!layout_init(&lay, o->files, o->fanout, o->smin, o->smax, o->seed))
+		return usage_error("--files %llu --fanout %llu: the tree would be deeper than %d levels: raise --fanout",
+				   (unsigned long long)o->files, (unsigned long long)o->fanout, LAYOUT_DEPTH_MAX);
+	return OPTS_RUN;
+}
+
+static void fill_opts_free(void *opts) { (void)opts; }
+
+static int fill_run(void *opts)
+{
+	struct fill_opts *o = opts;
+	int argc = o->argc;
+	char **argv = o->argv;
+	struct fill f;
+	memset(&f, 0, sizeof(f));
+	const struct job_opts jo = o->jo;
+	uint64_t files = o->files, fanout = o->fanout, smin = o->smin, smax = o->smax, seed = o->seed,
+		 rate = o->rate;
+	f.sync = o->sync;
+	f.until_full = o->until_full;
+	f.dir = o->dir;
+	layout_init(&f.lay, files, fanout, smin, smax, seed);
 	if (mkdir(f.dir, 0755) != 0 && errno != EEXIST) {
 		warnx_("%s: mkdir: %s", f.dir, strerror(errno));
 		return EXIT_USAGE;
@@ -577,7 +608,7 @@ int cmd_fill(int argc, char **argv)
 			return EXIT_USAGE;
 	}
 	if (mr > 0 && m.complete && !snap) {
-		uint64_t have = manifest_present(&m, &f.lay);
+		uint64_t have = manifest_file_count(&m, &f.lay);
 		printf("fill: %s already holds this fill, complete (%llu files): nothing to do\n", f.dir,
 		       (unsigned long long)have);
 		if (jo.json) {
@@ -617,6 +648,7 @@ int cmd_fill(int argc, char **argv)
 	    .visitor = {.ctx = &f, .local_size = sizeof(struct local), .run = fill_unit, .commit = fill_commit,
 			.save = fill_save, .load = fill_load},
 	    .errlog = &f.job.errlog,
+	    .snapshot_name = job_snapshot_name(&f.job),
 	};
 	f.pool = pool_new(&cfg, snap);
 	if (!f.pool)
@@ -640,7 +672,7 @@ int cmd_fill(int argc, char **argv)
 			record_partial_leaf(ctx, next / f.parts);
 		/* The units' counts miss the files of unfinished units and include those removed after a
 		 * gap in a partial leaf: count what the manifest says exists. */
-		uint64_t have = manifest_present(&nm, &f.lay);
+		uint64_t have = manifest_file_count(&nm, &f.lay);
 		f.created = have > f.existing ? have - f.existing : 0;
 		printf("fill: %s is out of %s: stopped as asked (--until-full)\n", f.dir, full_resource(f.dirfd));
 		status = "full";
@@ -683,3 +715,6 @@ int cmd_fill(int argc, char **argv)
 		pool_free(f.pool);
 	return rc;
 }
+
+const struct command cmd_fill = {"fill", "create N files in a deterministic tree, fast and resumably",
+				 sizeof(struct fill_opts), fill_parse, fill_run, fill_opts_free};

@@ -60,7 +60,7 @@ static bool parse_seconds(const char *s, double *out)
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || end == s || *end || v < 0 || v > 1e9)
+	if (errno || end == s || *end || !(v >= 0 && v <= 1e9)) /* NaN fails both */
 		return false;
 	*out = v;
 	return true;
@@ -178,6 +178,8 @@ int job_begin(struct job *j, const struct job_opts *o, const char *cmd, const st
 }
 
 const struct sbuf *job_snapshot(const struct job *j) { return j->resumed ? &j->snapshot : NULL; }
+
+const char *job_snapshot_name(const struct job *j) { return j->ckpt ? ckpt_snapshot_path(j->ckpt) : NULL; }
 
 enum run_result job_execute(struct job *j, const struct run_hooks *h)
 {

@@ -81,8 +81,9 @@ struct job {
 int job_begin(struct job *j, const struct job_opts *o, const char *cmd, const struct sbuf *identity,
 	      const char *summary, char *const *trees, size_t ntrees);
 
-/* The snapshot to resume from, or NULL. */
+/* The snapshot to resume from, or NULL; the name of its file (for messages), or NULL. */
 const struct sbuf *job_snapshot(const struct job *j);
+const char *job_snapshot_name(const struct job *j);
 
 /*
  * Run the engine behind h: on a fresh start save a first snapshot (so the run is resumable from

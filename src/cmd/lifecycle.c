@@ -924,7 +924,15 @@ static int mkdir_p(const char *path)
 
 enum { O_FS = OPT_CMD_BASE, O_SCALES, O_PROJECT, O_IMAGE_DIR, O_DEVICE, O_YES, O_MKFS_OPTS, O_OUT };
 
-int cmd_lifecycle(int argc, char **argv)
+struct lc_opts {
+	struct lc x;
+	const char *fs_list;
+	int argc;
+};
+
+static int lc_parse_lists(struct lc_opts *o, const char *scales);
+
+static int lifecycle_parse(int argc, char **argv, void *opts)
 {
 	static const struct option longopts[] = {
 	    {"fs", required_argument, 0, O_FS},
@@ -940,40 +948,36 @@ int cmd_lifecycle(int argc, char **argv)
 	    {"help", no_argument, 0, OPT_HELP},
 	    {0, 0, 0, 0},
 	};
-	struct lc x = {.files = DEFAULT_FILES, .project = 1000000000, .size = "0", .image_dir = "/var/tmp",
-		       .out = "lifecycle-out"};
-	const char *fs_list = NULL, *scales = NULL;
+	struct lc_opts *o = opts;
+	struct lc *xp = &o->x;
+	*xp = (struct lc){.files = DEFAULT_FILES, .project = 1000000000, .size = "0", .image_dir = "/var/tmp",
+			  .out = "lifecycle-out"};
+	o->argc = argc;
+	const char *scales = NULL;
 	bool yes = false;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "n:s:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_HELP: fputs(lifecycle_help, stdout); return EXIT_OK;
-		case O_FS: fs_list = optarg; break;
+		case O_FS: o->fs_list = optarg; break;
 		case 'n':
-			if (!parse_count(optarg, &x.files) || x.files == 0)
+			if (!parse_count(optarg, &xp->files) || xp->files == 0)
 				return usage_error("--files: '%s' is not a positive count", optarg);
 			break;
 		case O_SCALES: scales = optarg; break;
 		case O_PROJECT:
-			if (!parse_count(optarg, &x.project) || x.project == 0)
+			if (!parse_count(optarg, &xp->project) || xp->project == 0)
 				return usage_error("--project: '%s' is not a positive count", optarg);
 			break;
 		case 's': {
-			x.size = optarg;
-			const char *dash = strchr(optarg, '-');
 			uint64_t lo;
-			if (dash) {
-				char a[64];
-				snprintf(a, sizeof(a), "%.*s", (int)(dash - optarg), optarg);
-				if (!parse_size(a, &lo) || !parse_size(dash + 1, &x.size_max) || lo > x.size_max)
-					return usage_error("--size: '%s' is not a size or a range like 1k-64k", optarg);
-			} else if (!parse_size(optarg, &x.size_max)) {
+			xp->size = optarg;
+			if (!parse_size_range(optarg, &lo, &xp->size_max))
 				return usage_error("--size: '%s' is not a size or a range like 1k-64k", optarg);
-			}
 			break;
 		}
-		case O_IMAGE_DIR: x.image_dir = optarg; break;
-		case O_DEVICE: x.device = optarg; break;
+		case O_IMAGE_DIR: xp->image_dir = optarg; break;
+		case O_DEVICE: xp->device = optarg; break;
 		case O_YES: yes = true; break;
 		case O_MKFS_OPTS: {
 			const char *eq = strchr(optarg, '=');
@@ -984,64 +988,93 @@ int cmd_lifecycle(int argc, char **argv)
 			const struct fs_kind *k = fs_by_name(name);
 			if (!k)
 				return usage_error("--mkfs-opts: unknown filesystem '%s' (ext4, xfs, btrfs, ext3)", name);
-			x.mkfs_opts[k - fs_kinds] = (char *)eq + 1;
+			xp->mkfs_opts[k - fs_kinds] = (char *)eq + 1;
 			break;
 		}
-		case O_OUT: x.out = optarg; break;
+		case O_OUT: xp->out = optarg; break;
 		default: return usage_hint(); /* getopt said what is wrong */
 		}
 	}
 	if (optind < argc)
 		return usage_error("unexpected operand '%s'", argv[optind]);
-	if (x.device && !yes)
-		return usage_error("--device %s destroys everything on it: add --yes to confirm", x.device);
+	if (xp->device && !yes)
+		return usage_error("--device %s destroys everything on it: add --yes to confirm", xp->device);
+	return lc_parse_lists(o, scales);
+}
+
+static void lifecycle_opts_free(void *opts)
+{
+	struct lc_opts *o = opts;
+	free(o->x.scales);
+}
+
+/* --scales and --fs, checked and without duplicates. OPTS_RUN or EXIT_USAGE. */
+static int lc_parse_lists(struct lc_opts *o, const char *scales)
+{
+	struct lc *xp = &o->x;
+	const char *fs_list = o->fs_list;
+	/* Scales. */
+	if (scales) {
+		char *s = xstrdup(scales);
+		for (char *save, *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			uint64_t v;
+			if (!parse_count(t, &v) || v == 0) {
+				usage_error("--scales: '%s' is not a positive count", t);
+				free(s);
+				return EXIT_USAGE;
+			}
+			xp->scales = xrealloc(xp->scales, (xp->nscales + 1) * sizeof(uint64_t));
+			xp->scales[xp->nscales++] = v;
+		}
+		free(s);
+		if (!xp->nscales)
+			return usage_error("--scales: no file counts given");
+	} else {
+		uint64_t d[3] = {xp->files / 10, xp->files / 3, xp->files};
+		xp->scales = xcalloc(3, sizeof(uint64_t));
+		for (int i = 0; i < 3; i++)
+			if (d[i] > 0)
+				xp->scales[xp->nscales++] = d[i];
+	}
+	qsort(xp->scales, xp->nscales, sizeof(uint64_t), cmp_u64);
+	size_t u = 0;
+	for (size_t i = 0; i < xp->nscales; i++)
+		if (!u || xp->scales[u - 1] != xp->scales[i])
+			xp->scales[u++] = xp->scales[i];
+	xp->nscales = u;
+	/* Filesystems. */
+	if (fs_list) {
+		char *s = xstrdup(fs_list);
+		for (char *save, *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			const struct fs_kind *k = fs_by_name(t);
+			if (!k) {
+				usage_error("--fs: unknown filesystem '%s' (ext4, xfs, btrfs, ext3)", t);
+				free(s);
+				return EXIT_USAGE;
+			}
+			bool dup = false;
+			for (size_t i = 0; i < xp->nfs; i++)
+				dup |= xp->fs[i] == k;
+			if (!dup)
+				xp->fs[xp->nfs++] = k;
+		}
+		free(s);
+	}
+	return OPTS_RUN;
+}
+
+static int lifecycle_run(void *opts)
+{
+	struct lc_opts *o = opts;
+	struct lc x = o->x;
+	const char *fs_list = o->fs_list;
+	int argc = o->argc;
 	if (x.device) {
 		struct stat st;
 		if (stat(x.device, &st) != 0)
 			return usage_error("--device %s: %s", x.device, strerror(errno));
 		if (!S_ISBLK(st.st_mode))
 			return usage_error("--device %s: not a block device", x.device);
-	}
-	/* Scales. */
-	if (scales) {
-		char *s = xstrdup(scales);
-		for (char *save, *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-			uint64_t v;
-			if (!parse_count(t, &v) || v == 0)
-				return usage_error("--scales: '%s' is not a positive count", t);
-			x.scales = xrealloc(x.scales, (x.nscales + 1) * sizeof(uint64_t));
-			x.scales[x.nscales++] = v;
-		}
-		free(s);
-		if (!x.nscales)
-			return usage_error("--scales: no file counts given");
-	} else {
-		uint64_t d[3] = {x.files / 10, x.files / 3, x.files};
-		x.scales = xcalloc(3, sizeof(uint64_t));
-		for (int i = 0; i < 3; i++)
-			if (d[i] > 0)
-				x.scales[x.nscales++] = d[i];
-	}
-	qsort(x.scales, x.nscales, sizeof(uint64_t), cmp_u64);
-	size_t u = 0;
-	for (size_t i = 0; i < x.nscales; i++)
-		if (!u || x.scales[u - 1] != x.scales[i])
-			x.scales[u++] = x.scales[i];
-	x.nscales = u;
-	/* Filesystems. */
-	if (fs_list) {
-		char *s = xstrdup(fs_list);
-		for (char *save, *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-			const struct fs_kind *k = fs_by_name(t);
-			if (!k)
-				return usage_error("--fs: unknown filesystem '%s' (ext4, xfs, btrfs, ext3)", t);
-			bool dup = false;
-			for (size_t i = 0; i < x.nfs; i++)
-				dup |= x.fs[i] == k;
-			if (!dup)
-				x.fs[x.nfs++] = k;
-		}
-		free(s);
 	}
 	if (geteuid() != 0) {
 		warnx_("needs root: it makes filesystems on loop devices, mounts them and drops the page cache. "
@@ -1177,13 +1210,19 @@ int cmd_lifecycle(int argc, char **argv)
 		}
 	}
 	lc_free(r);
-	free(x.scales);
 	flock(lock, LOCK_UN);
 	close(lock);
 	return rc;
 }
 
-int cmd_report(int argc, char **argv)
+struct report_opts {
+	const char *out;
+	uint64_t project;
+	char **files;
+	size_t nfiles;
+};
+
+static int report_parse(int argc, char **argv, void *opts)
 {
 	static const struct option longopts[] = {
 	    {"output", required_argument, 0, 'o'},
@@ -1191,15 +1230,15 @@ int cmd_report(int argc, char **argv)
 	    {"help", no_argument, 0, OPT_HELP},
 	    {0, 0, 0, 0},
 	};
-	const char *out = "report.html";
-	uint64_t project = 0;
+	struct report_opts *o = opts;
+	o->out = "report.html";
 	int opt;
 	while ((opt = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_HELP: fputs(report_help, stdout); return EXIT_OK;
-		case 'o': out = optarg; break;
+		case 'o': o->out = optarg; break;
 		case O_PROJECT:
-			if (!parse_count(optarg, &project) || project == 0)
+			if (!parse_count(optarg, &o->project) || o->project == 0)
 				return usage_error("--project: '%s' is not a positive count", optarg);
 			break;
 		default: return usage_hint(); /* getopt said what is wrong */
@@ -1207,16 +1246,28 @@ int cmd_report(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("missing operand: the results.json files of myriad lifecycle");
-	size_t n = argc - optind;
+	o->files = argv + optind;
+	o->nfiles = argc - optind;
+	return OPTS_RUN;
+}
+
+static void report_opts_free(void *opts) { (void)opts; }
+
+static int report_run(void *opts)
+{
+	struct report_opts *o = opts;
+	const char *out = o->out;
+	uint64_t project = o->project;
+	size_t n = o->nfiles;
 	struct lc_results **runs = xcalloc(n, sizeof(*runs));
 	for (size_t i = 0; i < n; i++) {
 		char err[256];
-		runs[i] = lc_load(argv[optind + i], err, sizeof(err));
+		runs[i] = lc_load(o->files[i], err, sizeof(err));
 		if (!runs[i]) {
 			for (size_t k = 0; k < i; k++)
 				lc_free(runs[k]);
 			free(runs);
-			return usage_error("%s: %s", argv[optind + i], err);
+			return usage_error("%s: %s", o->files[i], err);
 		}
 		if (project)
 			runs[i]->project = (double)project;
@@ -1229,3 +1280,9 @@ int cmd_report(int argc, char **argv)
 	free(runs);
 	return rc;
 }
+
+const struct command cmd_lifecycle = {"lifecycle",
+				      "re-run the billion-file experiment: mkfs, fill, walk, fsck, rm; report",
+				      sizeof(struct lc_opts), lifecycle_parse, lifecycle_run, lifecycle_opts_free};
+const struct command cmd_report = {"report", "re-render lifecycle results as HTML, or compare several runs",
+				   sizeof(struct report_opts), report_parse, report_run, report_opts_free};

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cmd/cmds.h"
+#include "cmd/cmdstate.h"
 #include "cmd/job.h"
 #include "engine/walk.h"
 #include "report/hist.h"
@@ -114,21 +115,43 @@ static void rm_commit(void *ctx, void *lp)
 		timeline_add(&c->tl, walk_elapsed(c->walk), c->files + c->dirs);
 }
 
+void rm_state_save(struct sbuf *b, const struct rm_state *s)
+{
+	ser_u64(b, s->files);
+	ser_u64(b, s->dirs);
+	hist_save(b, &s->unlink_lat);
+	timeline_save(b, &s->tl);
+}
+
+bool rm_state_load(struct rm_state *s, struct deser *d)
+{
+	s->files = deser_u64(d);
+	s->dirs = deser_u64(d);
+	return hist_load(&s->unlink_lat, d) && timeline_load(&s->tl, d) && !d->bad;
+}
+
 static void rm_save(void *ctx, struct sbuf *b)
 {
 	struct rm *c = ctx;
-	ser_u64(b, c->files);
-	ser_u64(b, c->dirs);
-	hist_save(b, &c->unlink_lat);
-	timeline_save(b, &c->tl);
+	static struct rm_state s; /* 16 KiB: static, as the engine lock serializes snapshots */
+	s.files = c->files;
+	s.dirs = c->dirs;
+	s.unlink_lat = c->unlink_lat;
+	s.tl = c->tl;
+	rm_state_save(b, &s);
 }
 
 static bool rm_load(void *ctx, struct deser *d)
 {
 	struct rm *c = ctx;
-	c->files = deser_u64(d);
-	c->dirs = deser_u64(d);
-	return hist_load(&c->unlink_lat, d) && timeline_load(&c->tl, d) && !d->bad;
+	static struct rm_state s;
+	if (!rm_state_load(&s, d))
+		return false;
+	c->files = s.files;
+	c->dirs = s.dirs;
+	c->unlink_lat = s.unlink_lat;
+	c->tl = s.tl;
+	return true;
 }
 
 static void rm_progress(void *ctx, struct sbuf *line)
@@ -158,7 +181,19 @@ static bool wants_inode_order(const char *path)
 	return false;
 }
 
-int cmd_rm(int argc, char **argv)
+struct rm_opts {
+	int argc;
+	char **argv;
+	struct job_opts jo;
+	bool dry_run;
+	char **excludes;
+	size_t nexcludes;
+	uint64_t rate;
+	int ioprio;
+	int first; /* argv[first...]: the operands */
+};
+
+static int rm_parse(int argc, char **argv, void *opts)
 {
 	static const struct option longopts[] = {
 	    JOB_LONG_OPTIONS,
@@ -168,40 +203,61 @@ int cmd_rm(int argc, char **argv)
 	    {"ionice", required_argument, 0, OPT_CMD_BASE + 3},
 	    {0, 0, 0, 0},
 	};
-	struct rm c;
-	memset(&c, 0, sizeof(c));
-	struct job_opts jo;
-	job_opts_init(&jo);
-	char **excludes = xcalloc(argc, sizeof(char *));
-	size_t nexcludes = 0;
-	uint64_t rate = 0;
-	int ioprio = -1;
+	struct rm_opts *o = opts;
+	o->argc = argc;
+	o->argv = argv;
+	job_opts_init(&o->jo);
+	o->excludes = xcalloc(argc, sizeof(char *));
+	o->ioprio = -1;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "j:", longopts, NULL)) != -1) {
-		int r = job_opt(&jo, opt, optarg);
+		int r = job_opt(&o->jo, opt, optarg);
 		if (r < 0)
 			return EXIT_USAGE;
 		if (r > 0)
 			continue;
 		switch (opt) {
 		case OPT_HELP: printf(rm_help, job_options_help); return EXIT_OK;
-		case OPT_CMD_BASE: c.dry_run = true; break;
-		case OPT_CMD_BASE + 1: excludes[nexcludes++] = optarg; break;
+		case OPT_CMD_BASE: o->dry_run = true; break;
+		case OPT_CMD_BASE + 1: o->excludes[o->nexcludes++] = optarg; break;
 		case OPT_CMD_BASE + 2:
-			if (!parse_count(optarg, &rate) || !rate)
+			if (!parse_count(optarg, &o->rate) || !o->rate)
 				return usage_error("--rate: '%s' is not a positive number of entries per second", optarg);
 			break;
 		case OPT_CMD_BASE + 3:
-			if ((ioprio = parse_ionice(optarg)) < 0)
+			if ((o->ioprio = parse_ionice(optarg)) < 0)
 				return usage_error("--ionice: '%s' is not idle or be:0..7", optarg);
 			break;
 		default: return usage_hint(); /* getopt said what is wrong */
 		}
 	}
-	char **roots = argv + optind;
-	size_t nroots = argc - optind;
-	if (nroots == 0)
+	if (optind == argc)
 		return usage_error("missing operand: the directories to remove");
+	o->first = optind;
+	return OPTS_RUN;
+}
+
+static void rm_opts_free(void *opts)
+{
+	struct rm_opts *o = opts;
+	free(o->excludes);
+}
+
+static int rm_run(void *opts)
+{
+	struct rm_opts *o = opts;
+	int argc = o->argc;
+	char **argv = o->argv;
+	struct rm c;
+	memset(&c, 0, sizeof(c));
+	c.dry_run = o->dry_run;
+	const struct job_opts jo = o->jo;
+	char **excludes = o->excludes;
+	size_t nexcludes = o->nexcludes;
+	uint64_t rate = o->rate;
+	int ioprio = o->ioprio;
+	char **roots = argv + o->first;
+	size_t nroots = argc - o->first;
 	struct sbuf id = {0}, cmdline = {0};
 	job_identity(&id, "rm");
 	for (size_t i = 0; i < nroots; i++) {
@@ -242,9 +298,9 @@ int cmd_rm(int argc, char **argv)
 		/* A missing operand without a saved job is an error, like rm -r's. */
 		for (size_t i = 0; i < nroots; i++) {
 			struct stat st;
-			if (lstat(argv[optind + i], &st) != 0) {
+			if (lstat(argv[o->first + i], &st) != 0) {
 				ckpt_finish(c.job.ckpt); /* nothing was saved: leave no state behind */
-				return usage_error("%s: %s", argv[optind + i], strerror(ENOENT));
+				return usage_error("%s: %s", argv[o->first + i], strerror(ENOENT));
 			}
 		}
 	}
@@ -267,6 +323,7 @@ int cmd_rm(int argc, char **argv)
 	    .visitor = {.ctx = &c, .local_size = sizeof(struct local), .entry = rm_entry, .dir_done = rm_dir_done,
 			.commit = rm_commit, .save = rm_save, .load = rm_load},
 	    .errlog = &c.job.errlog,
+	    .snapshot_name = job_snapshot_name(&c.job),
 	    .throttle = rate ? &throttle : NULL,
 	};
 	c.walk = walk_new(&cfg, snap);
@@ -291,7 +348,7 @@ int cmd_rm(int argc, char **argv)
 		json_str(&j, "myriad_version", MYRIAD_VERSION);
 		json_str(&j, "command", "rm");
 		json_open(&j, "roots", '[');
-		for (int i = optind; i < argc; i++)
+		for (int i = o->first; i < argc; i++)
 			json_bytes(&j, NULL, argv[i], strlen(argv[i]));
 		json_close(&j, ']');
 		json_bool(&j, "dry_run", c.dry_run);
@@ -313,6 +370,8 @@ int cmd_rm(int argc, char **argv)
 	rc = job_end(&c.job, res, errors);
 	if (res == RUN_DONE)
 		walk_free(c.walk);
-	free(excludes);
 	return rc;
 }
+
+const struct command cmd_rm = {"rm", "remove trees in parallel, bottom-up, gently if asked; resumable",
+			       sizeof(struct rm_opts), rm_parse, rm_run, rm_opts_free};

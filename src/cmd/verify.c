@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cmd/cmds.h"
+#include "cmd/cmdstate.h"
 #include "cmd/job.h"
 #include "engine/layout.h"
 #include "engine/pool.h"
@@ -38,7 +39,7 @@ static const char verify_help[] =
     "Exit status: 0 the tree is exactly as fill made it; 1 it is not, or the fill never finished;\n"
     "2 DIR holds no manifest (or a bad one); 3 stopped by a signal with state saved.\n";
 
-enum { P_MISSING, P_TYPE, P_SIZE, P_CORRUPT, P_EXTRA, P_N };
+enum { P_MISSING, P_TYPE, P_SIZE, P_CORRUPT, P_EXTRA, P_N = VERIFY_PROBLEMS };
 static const char *const problem_names[] = {"missing", "wrong type", "wrong size", "corrupt", "extra"};
 static const char *const problem_keys[] = {"missing", "wrong_type", "wrong_size", "corrupt", "extra"};
 
@@ -288,23 +289,41 @@ static void verify_commit(void *ctx, void *lp)
 	memset(l->problems, 0, sizeof(l->problems));
 }
 
+void verify_state_save(struct sbuf *b, const struct verify_state *s)
+{
+	ser_u64(b, s->checked);
+	ser_u64(b, s->bytes);
+	for (int k = 0; k < VERIFY_PROBLEMS; k++)
+		ser_u64(b, s->problems[k]);
+}
+
+bool verify_state_load(struct verify_state *s, struct deser *d)
+{
+	s->checked = deser_u64(d);
+	s->bytes = deser_u64(d);
+	for (int k = 0; k < VERIFY_PROBLEMS; k++)
+		s->problems[k] = deser_u64(d);
+	return !d->bad;
+}
+
 static void verify_save(void *ctx, struct sbuf *b)
 {
 	struct verify *v = ctx;
-	ser_u64(b, v->checked);
-	ser_u64(b, v->bytes);
-	for (int k = 0; k < P_N; k++)
-		ser_u64(b, v->problems[k]);
+	struct verify_state s = {.checked = v->checked, .bytes = v->bytes};
+	memcpy(s.problems, v->problems, sizeof(s.problems));
+	verify_state_save(b, &s);
 }
 
 static bool verify_load(void *ctx, struct deser *d)
 {
 	struct verify *v = ctx;
-	v->checked = deser_u64(d);
-	v->bytes = deser_u64(d);
-	for (int k = 0; k < P_N; k++)
-		v->problems[k] = deser_u64(d);
-	return !d->bad;
+	struct verify_state s;
+	if (!verify_state_load(&s, d))
+		return false;
+	v->checked = s.checked;
+	v->bytes = s.bytes;
+	memcpy(v->problems, s.problems, sizeof(v->problems));
+	return true;
 }
 
 static uint64_t findings(const struct verify *v)
@@ -384,33 +403,56 @@ static void summary_json(struct verify *v, struct sbuf *b, double el, bool ok, b
 	json_close(&j, '}');
 }
 
-int cmd_verify(int argc, char **argv)
+struct verify_opts {
+	int argc;
+	char **argv;
+	struct job_opts jo;
+	bool quick;
+	const char *dir;
+};
+
+static int verify_parse(int argc, char **argv, void *opts)
 {
 	static const struct option longopts[] = {
 	    JOB_LONG_OPTIONS,
 	    {"quick", no_argument, 0, OPT_CMD_BASE},
 	    {0, 0, 0, 0},
 	};
-	struct verify v;
-	memset(&v, 0, sizeof(v));
-	struct job_opts jo;
-	job_opts_init(&jo);
+	struct verify_opts *o = opts;
+	o->argc = argc;
+	o->argv = argv;
+	job_opts_init(&o->jo);
 	int opt;
 	while ((opt = getopt_long(argc, argv, "j:", longopts, NULL)) != -1) {
-		int r = job_opt(&jo, opt, optarg);
+		int r = job_opt(&o->jo, opt, optarg);
 		if (r < 0)
 			return EXIT_USAGE;
 		if (r > 0)
 			continue;
 		switch (opt) {
 		case OPT_HELP: printf(verify_help, job_options_help); return EXIT_OK;
-		case OPT_CMD_BASE: v.quick = true; break;
+		case OPT_CMD_BASE: o->quick = true; break;
 		default: return usage_hint(); /* getopt said what is wrong */
 		}
 	}
 	if (optind + 1 != argc)
 		return usage_error(optind == argc ? "missing operand: the directory to verify" : "one directory only");
-	v.dir = argv[optind];
+	o->dir = argv[optind];
+	return OPTS_RUN;
+}
+
+static void verify_opts_free(void *opts) { (void)opts; }
+
+static int verify_run(void *opts)
+{
+	struct verify_opts *o = opts;
+	int argc = o->argc;
+	char **argv = o->argv;
+	struct verify v;
+	memset(&v, 0, sizeof(v));
+	const struct job_opts jo = o->jo;
+	v.quick = o->quick;
+	v.dir = o->dir;
 	v.dirfd = open(v.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (v.dirfd < 0) {
 		warnx_("%s: open: %s", v.dir, strerror(errno));
@@ -426,8 +468,7 @@ int cmd_verify(int argc, char **argv)
 		warnx_("%s/%s: its parameters do not make a layout", v.dir, MANIFEST_NAME);
 		return EXIT_USAGE;
 	}
-	for (uint64_t l = 0; l < v.m.claimed; l++)
-		v.expected += expected_in_leaf(&v, l);
+	v.expected = manifest_file_count(&v.m, &v.lay);
 	struct stat st, parent;
 	char up[4200];
 	snprintf(up, sizeof(up), "%s/..", v.dir);
@@ -453,6 +494,7 @@ int cmd_verify(int argc, char **argv)
 	    .visitor = {.ctx = &v, .local_size = sizeof(struct local), .run = verify_unit, .commit = verify_commit,
 			.save = verify_save, .load = verify_load},
 	    .errlog = &v.job.errlog,
+	    .snapshot_name = job_snapshot_name(&v.job),
 	};
 	v.pool = pool_new(&cfg, snap);
 	if (!v.pool)
@@ -476,3 +518,6 @@ int cmd_verify(int argc, char **argv)
 	manifest_free(&v.m);
 	return rc;
 }
+
+const struct command cmd_verify = {"verify", "check a filled tree against its manifest: missing, changed, extra",
+				   sizeof(struct verify_opts), verify_parse, verify_run, verify_opts_free};

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cmd/cmds.h"
+#include "cmd/cmdstate.h"
 #include "cmd/job.h"
 #include "engine/walk.h"
 #include "report/json.h"
@@ -45,7 +46,7 @@ static const char walk_help[] =
     "Exit status: 0 all read; 1 some entries failed (reported on stderr and with --errors);\n"
     "2 usage error; 3 stopped by a signal with state saved: run the same command to resume.\n";
 
-enum { T_F, T_D, T_L, T_P, T_S, T_B, T_C, T_N };
+enum { T_F, T_D, T_L, T_P, T_S, T_B, T_C, T_N = WALK_TYPES };
 static const char type_letters[] = "fdlpsbc";
 static const char *const type_names[] = {"files", "directories", "symlinks", "fifos",
 					 "sockets", "block devices", "char devices"};
@@ -66,6 +67,7 @@ struct walk_cmd {
 	bool stat;
 	struct outfile out;
 	const char *output;
+	uint64_t resume_output_len; /* from the snapshot */
 	struct totals t;
 	struct walk *walk;
 	struct job job;
@@ -121,28 +123,44 @@ static void on_commit(void *ctx, void *lp)
 	}
 }
 
+void walk_state_save(struct sbuf *b, const struct walk_state *s)
+{
+	for (int i = 0; i < WALK_TYPES; i++)
+		ser_u64(b, s->by_type[i]);
+	ser_u64(b, s->apparent);
+	ser_u64(b, s->allocated);
+	ser_u64(b, s->output_len);
+}
+
+bool walk_state_load(struct walk_state *s, struct deser *d)
+{
+	for (int i = 0; i < WALK_TYPES; i++)
+		s->by_type[i] = deser_u64(d);
+	s->apparent = deser_u64(d);
+	s->allocated = deser_u64(d);
+	s->output_len = deser_u64(d);
+	return !d->bad;
+}
+
 static void on_save(void *ctx, struct sbuf *b)
 {
 	struct walk_cmd *c = ctx;
-	for (int i = 0; i < T_N; i++)
-		ser_u64(b, c->t.by_type[i]);
-	ser_u64(b, c->t.apparent);
-	ser_u64(b, c->t.allocated);
-	ser_u64(b, c->out.len);
+	struct walk_state s = {.apparent = c->t.apparent, .allocated = c->t.allocated, .output_len = c->out.len};
+	memcpy(s.by_type, c->t.by_type, sizeof(s.by_type));
+	walk_state_save(b, &s);
 }
 
+/* Only decodes: the --output file is reopened at this length once the whole snapshot checked out. */
 static bool on_load(void *ctx, struct deser *d)
 {
 	struct walk_cmd *c = ctx;
-	for (int i = 0; i < T_N; i++)
-		c->t.by_type[i] = deser_u64(d);
-	c->t.apparent = deser_u64(d);
-	c->t.allocated = deser_u64(d);
-	uint64_t len = deser_u64(d);
-	if (d->bad)
+	struct walk_state s;
+	if (!walk_state_load(&s, d))
 		return false;
-	if (c->print && outfile_open(&c->out, c->output, 1, true, len) != 0)
-		exit(EXIT_USAGE);
+	memcpy(c->t.by_type, s.by_type, sizeof(c->t.by_type));
+	c->t.apparent = s.apparent;
+	c->t.allocated = s.allocated;
+	c->resume_output_len = s.output_len;
 	return true;
 }
 
@@ -248,7 +266,22 @@ static int default_threads(void)
 	return n < 16 ? 16 : n > 128 ? 128 : n;
 }
 
-int cmd_walk(int argc, char **argv)
+struct walk_opts {
+	int argc;
+	char **argv;
+	struct job_opts jo;
+	unsigned type_mask;
+	int print;
+	bool stat, xdev;
+	const char *output, *types;
+	char **excludes;
+	size_t nexcludes;
+	uint64_t rate;
+	char **roots;
+	size_t nroots;
+};
+
+static int walk_parse(int argc, char **argv, void *opts)
 {
 	static const struct option longopts[] = {
 	    JOB_LONG_OPTIONS,
@@ -262,56 +295,76 @@ int cmd_walk(int argc, char **argv)
 	    {"rate", required_argument, 0, OPT_CMD_BASE + 6},
 	    {0, 0, 0, 0},
 	};
-	struct walk_cmd c = {.type_mask = (1u << T_N) - 1};
-	struct job_opts jo;
-	job_opts_init(&jo);
-	char **excludes = xcalloc(argc, sizeof(char *));
-	size_t nexcludes = 0;
-	bool xdev = false;
-	uint64_t rate = 0;
-	struct throttle throttle;
-	const char *types = "";
+	struct walk_opts *o = opts;
+	o->argc = argc;
+	o->argv = argv;
+	o->type_mask = (1u << T_N) - 1;
+	o->types = "";
+	job_opts_init(&o->jo);
+	o->excludes = xcalloc(argc, sizeof(char *));
 	int opt;
 	while ((opt = getopt_long(argc, argv, "j:o:", longopts, NULL)) != -1) {
-		int r = job_opt(&jo, opt, optarg);
+		int r = job_opt(&o->jo, opt, optarg);
 		if (r < 0)
 			return EXIT_USAGE;
 		if (r > 0)
 			continue;
 		switch (opt) {
 		case OPT_HELP: printf(walk_help, job_options_help); return EXIT_OK;
-		case OPT_CMD_BASE: c.stat = true; break;
+		case OPT_CMD_BASE: o->stat = true; break;
 		case OPT_CMD_BASE + 1:
 		case OPT_CMD_BASE + 2:
-			if (c.print && c.print != opt - OPT_CMD_BASE)
+			if (o->print && o->print != opt - OPT_CMD_BASE)
 				return usage_error("--print and --print0 contradict each other: choose one");
-			c.print = opt - OPT_CMD_BASE;
+			o->print = opt - OPT_CMD_BASE;
 			break;
 		case 'o':
 			if (!job_output_ok("--output", optarg))
 				return EXIT_USAGE;
-			c.output = optarg;
+			o->output = optarg;
 			break;
 		case OPT_CMD_BASE + 3:
-			types = optarg;
-			if (!parse_types(optarg, &c.type_mask))
+			o->types = optarg;
+			if (!parse_types(optarg, &o->type_mask))
 				return usage_error("--type: '%s' is not a list of f, d, l, p, s, b, c", optarg);
 			break;
-		case OPT_CMD_BASE + 4: excludes[nexcludes++] = optarg; break;
-		case OPT_CMD_BASE + 5: xdev = true; break;
+		case OPT_CMD_BASE + 4: o->excludes[o->nexcludes++] = optarg; break;
+		case OPT_CMD_BASE + 5: o->xdev = true; break;
 		case OPT_CMD_BASE + 6:
-			if (!parse_count(optarg, &rate) || rate == 0)
+			if (!parse_count(optarg, &o->rate) || o->rate == 0)
 				return usage_error("--rate: '%s' is not a positive number of entries per second", optarg);
 			break;
 		default: return usage_hint(); /* getopt said what is wrong */
 		}
 	}
-	if (c.output && !c.print)
-		c.print = 1;
-	char **roots = argv + optind;
-	size_t nroots = argc - optind;
-	if (nroots == 0)
+	if (o->output && !o->print)
+		o->print = 1;
+	o->roots = argv + optind;
+	o->nroots = argc - optind;
+	if (o->nroots == 0)
 		return usage_error("missing operand: the directories to walk");
+	return OPTS_RUN;
+}
+
+static void walk_opts_free(void *opts)
+{
+	struct walk_opts *o = opts;
+	free(o->excludes);
+}
+
+static int walk_run(void *opts)
+{
+	struct walk_opts *o = opts;
+	int argc = o->argc;
+	char **argv = o->argv;
+	struct walk_cmd c = {.type_mask = o->type_mask, .print = o->print, .stat = o->stat, .output = o->output};
+	const struct job_opts jo = o->jo;
+	char **excludes = o->excludes, **roots = o->roots;
+	size_t nexcludes = o->nexcludes, nroots = o->nroots;
+	bool xdev = o->xdev;
+	uint64_t rate = o->rate;
+	struct throttle throttle;
+	const char *types = o->types;
 	for (size_t i = 0; i < nroots; i++) {
 		struct stat st;
 		if (stat(roots[i], &st) != 0)
@@ -360,11 +413,14 @@ int cmd_walk(int argc, char **argv)
 	    .visitor = {.ctx = &c, .local_size = sizeof(struct local), .entry = on_entry, .commit = on_commit,
 			.save = on_save, .load = on_load},
 	    .errlog = &c.job.errlog,
+	    .snapshot_name = job_snapshot_name(&c.job),
 	    .throttle = rate ? &throttle : NULL,
 	};
 	throttle_init(&throttle, rate);
 	c.walk = walk_new(&cfg, snap);
 	if (!c.walk)
+		return EXIT_USAGE;
+	if (c.print && snap && outfile_open(&c.out, c.output, 1, true, c.resume_output_len) != 0)
 		return EXIT_USAGE;
 	struct run_hooks hooks = walk_run_hooks(c.walk, on_progress, on_sync);
 	enum run_result res = job_execute(&c.job, &hooks);
@@ -388,6 +444,8 @@ int cmd_walk(int argc, char **argv)
 	rc = job_end(&c.job, res, errors);
 	if (res == RUN_DONE)
 		walk_free(c.walk);
-	free(excludes);
 	return rc;
 }
+
+const struct command cmd_walk = {"walk", "enumerate trees in parallel: counts, sizes, paths; resumable",
+				 sizeof(struct walk_opts), walk_parse, walk_run, walk_opts_free};

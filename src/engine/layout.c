@@ -27,9 +27,11 @@ bool layout_init(struct layout *l, uint64_t files, uint64_t fanout, uint64_t siz
 	l->leaves = (files + fanout - 1) / fanout;
 	/* Directories per level, from the leaves up, until one directory (DIR) holds them all. */
 	uint64_t n = l->leaves;
-	uint64_t counts[24];
+	uint64_t counts[LAYOUT_DEPTH_MAX];
 	unsigned levels = 0;
 	while (n > 1) {
+		if (levels == LAYOUT_DEPTH_MAX)
+			return false; /* deeper than dirs_at holds: found by tests/fuzz (manifest) */
 		counts[levels++] = n;
 		n = (n + fanout - 1) / fanout;
 	}

@@ -18,6 +18,7 @@
 
 #define LAYOUT_VERSION 1
 #define LAYOUT_NAME_MAX 64 /* longest path of a leaf directory plus a file name, per 20 levels */
+#define LAYOUT_DEPTH_MAX 23 /* levels of directories above the files */
 
 struct layout {
 	uint64_t files;
@@ -26,10 +27,11 @@ struct layout {
 	uint64_t seed;
 	uint64_t leaves;
 	unsigned depth;
-	uint64_t dirs_at[24]; /* directories at each level 1..depth (index 0: DIR itself = 1) */
+	uint64_t dirs_at[LAYOUT_DEPTH_MAX + 1]; /* directories at each level 1..depth (index 0: DIR = 1) */
 };
 
-/* Set up a layout. false when the parameters are out of range (fanout < 2, files > 10^15). */
+/* Set up a layout. false when the parameters are out of range (fanout < 2, files > 10^15, a tree
+ * deeper than LAYOUT_DEPTH_MAX levels: 2^24 files at fanout 2). */
 bool layout_init(struct layout *l, uint64_t files, uint64_t fanout, uint64_t size_min, uint64_t size_max,
 		 uint64_t seed);
 

@@ -158,6 +158,12 @@ static void pool_snapshot(void *ctx, struct sbuf *b, bool stop)
 	pthread_mutex_unlock(&p->lock);
 }
 
+/*
+ * Restore the pool from a snapshot. Everything is decoded and checked before anything changes
+ * outside memory (the --errors file is truncated back only then). The progress must be one the
+ * pool could have saved: units below the watermark and those marked in the window above it are
+ * exactly the finished ones, the unit at the watermark is not finished, no unit past the end is.
+ */
 static bool load_snapshot(struct pool *p, const struct sbuf *snap)
 {
 	struct deser d;
@@ -171,8 +177,6 @@ static bool load_snapshot(struct pool *p, const struct sbuf *snap)
 	const void *vp = deser_bytes(&d, &vlen);
 	if (d.bad)
 		goto bad;
-	if (errlog_open(p->cfg.errlog, p->cfg.errlog->path, true, errlen, errs) != 0)
-		return false;
 	struct deser vd = {.p = vp, .len = vlen};
 	if (!p->cfg.visitor.load(p->cfg.visitor.ctx, &vd) || !deser_done(&vd)) {
 		why = "the command's counters are malformed";
@@ -183,17 +187,27 @@ static bool load_snapshot(struct pool *p, const struct sbuf *snap)
 	p->finished = deser_u64(&d);
 	size_t blen;
 	const uint8_t *bits = deser_bytes(&d, &blen);
-	if (!deser_done(&d) || units != p->cfg.units || p->low > units || blen != WINDOW / 8 || p->finished > units) {
-		why = "its progress does not fit this job";
+	why = "its progress does not fit this job";
+	if (!deser_done(&d) || units != p->cfg.units || p->low > units || blen != WINDOW / 8)
 		goto bad;
+	uint64_t marked = 0;
+	for (uint64_t k = 0; k < WINDOW; k++) {
+		if (!(bits[k / 8] & (1u << (k % 8))))
+			continue;
+		if (k == 0 || k >= units - p->low)
+			goto bad;
+		bit_set(p, p->low + k);
+		marked++;
 	}
-	for (uint64_t u = p->low; u < p->low + WINDOW && u < units; u++)
-		if (bits[(u - p->low) / 8] & (1u << ((u - p->low) % 8)))
-			bit_set(p, u);
+	if (p->finished != p->low + marked)
+		goto bad;
 	p->next = p->low;
+	if (errlog_open(p->cfg.errlog, p->cfg.errlog->path, true, errlen, errs) != 0)
+		return false;
 	return true;
 bad:
-	warnx_("checkpoint snapshot cannot be used: %s; remove the state directory or use --no-state", why);
+	warnx_("%s: cannot be used: %s; remove the state directory or use --no-state",
+	       p->cfg.snapshot_name ? p->cfg.snapshot_name : "checkpoint snapshot", why);
 	return false;
 }
 

@@ -36,6 +36,7 @@ struct pool_config {
 	int threads;
 	struct pool_visitor visitor;
 	struct errlog *errlog;
+	const char *snapshot_name; /* the snapshot's file, for messages (NULL: "checkpoint snapshot") */
 };
 
 struct pool;

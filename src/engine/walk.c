@@ -468,6 +468,41 @@ static void walk_snapshot(void *ctx, struct sbuf *b, bool stop)
 	pthread_mutex_unlock(&w->lock);
 }
 
+/*
+ * Is this a frontier record the walk could have saved? Its path is the operand's, then (below the
+ * operand) a separator and a relative path of real names, which is opened below the operand's fd:
+ * an empty, "." or ".." component would make a resume read another directory than the one saved.
+ */
+static bool rec_valid(const struct walk *w, uint64_t root, const char *p, size_t len, uint64_t relstart)
+{
+	if (root >= w->cfg.nroots || len > UINT32_MAX || memchr(p, 0, len))
+		return false;
+	const char *op = w->cfg.roots[root];
+	size_t oplen = strlen(op);
+	if (len < oplen || memcmp(p, op, oplen) != 0)
+		return false;
+	if (len == oplen)
+		return relstart == len; /* the operand itself */
+	size_t sep = oplen && op[oplen - 1] == '/' ? 0 : 1;
+	if (relstart != oplen + sep || (sep && p[oplen] != '/') || relstart >= len)
+		return false;
+	for (size_t i = relstart; i < len;) {
+		const char *slash = memchr(p + i, '/', len - i);
+		size_t n = (slash ? (size_t)(slash - p) : len) - i;
+		if (n == 0 || (n == 1 && p[i] == '.') || (n == 2 && p[i] == '.' && p[i + 1] == '.'))
+			return false;
+		i += n + 1;
+		if (slash && i == len)
+			return false; /* a trailing '/' */
+	}
+	return true;
+}
+
+/*
+ * Restore the walk from a snapshot. Everything is decoded and checked before anything changes
+ * outside memory (the --errors file is truncated back only then), so an unusable snapshot leaves
+ * every file as it was.
+ */
 static bool load_snapshot(struct walk *w, const struct sbuf *snap)
 {
 	struct deser d;
@@ -478,14 +513,6 @@ static bool load_snapshot(struct walk *w, const struct sbuf *snap)
 	w->sessions = deser_u64(&d) + 1;
 	uint64_t errs = deser_u64(&d);
 	uint64_t errlen = deser_u64(&d);
-	/* Reopen the --errors file at the recorded length. A walk that starts over meets every entry
-	 * that failed before again and reports it again if it still fails: its failures start afresh,
-	 * so each is counted and logged once. */
-	if (d.bad)
-		goto bad;
-	bool again = w->cfg.restart_on_resume;
-	if (errlog_open(w->cfg.errlog, w->cfg.errlog->path, !again, again ? 0 : errlen, again ? 0 : errs) != 0)
-		return false;
 	size_t vlen;
 	const void *vp = deser_bytes(&d, &vlen);
 	struct deser vd = {.p = vp, .len = vlen, .pos = 0, .bad = d.bad};
@@ -494,23 +521,15 @@ static bool load_snapshot(struct walk *w, const struct sbuf *snap)
 		goto bad;
 	}
 	uint64_t n = deser_u64(&d);
-	if (w->cfg.restart_on_resume) {
-		/* The work consumed the tree: what is left is found by walking again. */
-		for (uint64_t i = 0; i < n && !d.bad; i++) {
-			size_t len;
-			deser_u64(&d), deser_u64(&d), deser_u64(&d), deser_bytes(&d, &len);
-		}
-		if (!deser_done(&d))
-			goto bad;
-		visit_roots(w);
-		return true;
-	}
 	for (uint64_t i = 0; i < n && !d.bad; i++) {
 		uint64_t root = deser_u64(&d), cookie = deser_u64(&d), relstart = deser_u64(&d);
 		size_t len;
 		const char *p = deser_bytes(&d, &len);
-		if (d.bad || root >= w->cfg.nroots || relstart > len || len > UINT32_MAX ||
-		    memchr(p, 0, len) || strncmp(p, w->cfg.roots[root], strlen(w->cfg.roots[root])) != 0) {
+		/* Work that consumed the tree finds what is left by walking again (its operands may be
+		 * gone by now): its records are skipped. */
+		if (w->cfg.restart_on_resume && !d.bad)
+			continue;
+		if (d.bad || !rec_valid(w, root, p, len, relstart)) {
 			why = "a frontier record is malformed";
 			goto bad;
 		}
@@ -518,9 +537,18 @@ static bool load_snapshot(struct walk *w, const struct sbuf *snap)
 	}
 	if (!deser_done(&d))
 		goto bad;
+	/* Reopen the --errors file at the recorded length. A walk that starts over meets every entry
+	 * that failed before again and reports it again if it still fails: its failures start afresh,
+	 * so each is counted and logged once. */
+	bool again = w->cfg.restart_on_resume;
+	if (errlog_open(w->cfg.errlog, w->cfg.errlog->path, !again, again ? 0 : errlen, again ? 0 : errs) != 0)
+		return false;
+	if (w->cfg.restart_on_resume)
+		visit_roots(w);
 	return true;
 bad:
-	warnx_("checkpoint snapshot cannot be used: %s; remove the state directory or use --no-state", why);
+	warnx_("%s: cannot be used: %s; remove the state directory or use --no-state",
+	       w->cfg.snapshot_name ? w->cfg.snapshot_name : "checkpoint snapshot", why);
 	return false;
 }
 
@@ -534,16 +562,19 @@ struct walk *walk_new(const struct walk_config *cfg, const struct sbuf *snapshot
 	pthread_cond_init(&w->cond, NULL);
 	w->rootfd = xcalloc(cfg->nroots, sizeof(*w->rootfd));
 	w->rootdev = xcalloc(cfg->nroots, sizeof(*w->rootdev));
+	w->workers = xcalloc(w->cfg.threads, sizeof(*w->workers));
+	for (size_t i = 0; i < cfg->nroots; i++)
+		w->rootfd[i] = -1;
 	for (size_t i = 0; i < cfg->nroots; i++) {
 		w->rootfd[i] = open(cfg->roots[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		struct stat st;
 		if (w->rootfd[i] < 0 || fstat(w->rootfd[i], &st) != 0) {
 			warnx_("%s: open: %s", cfg->roots[i], strerror(errno));
+			walk_free(w);
 			return NULL;
 		}
 		w->rootdev[i] = st.st_dev;
 	}
-	w->workers = xcalloc(w->cfg.threads, sizeof(*w->workers));
 	for (int i = 0; i < w->cfg.threads; i++) {
 		struct worker *wk = &w->workers[i];
 		wk->w = w;
@@ -554,8 +585,10 @@ struct walk *walk_new(const struct walk_config *cfg, const struct sbuf *snapshot
 	w->sessions = 1;
 	w->start_ns = now_ns();
 	if (snapshot) {
-		if (!load_snapshot(w, snapshot))
+		if (!load_snapshot(w, snapshot)) {
+			walk_free(w);
 			return NULL;
+		}
 	} else {
 		visit_roots(w);
 	}

@@ -82,6 +82,7 @@ struct walk_config {
 	struct walk_visitor visitor;
 	struct errlog *errlog;
 	struct throttle *throttle; /* entries per second, or NULL */
+	const char *snapshot_name; /* the snapshot's file, for messages (NULL: "checkpoint snapshot") */
 };
 
 struct walk;

@@ -85,20 +85,22 @@ void hist_save(struct sbuf *b, const struct hist *h)
 		}
 }
 
+/* What hist_save writes: non-empty buckets in increasing order that add up to the count. */
 bool hist_load(struct hist *h, struct deser *d)
 {
 	memset(h, 0, sizeof(*h));
 	h->count = deser_u64(d);
 	h->max = deser_u64(d);
 	uint64_t n = deser_u64(d), sum = 0;
-	if (n > HIST_BUCKETS)
+	if (n > HIST_BUCKETS || (h->count == 0 && h->max != 0))
 		return false;
-	for (uint64_t k = 0; k < n && !d->bad; k++) {
+	for (uint64_t k = 0, prev = 0; k < n && !d->bad; k++) {
 		uint64_t i = deser_u64(d), c = deser_u64(d);
-		if (i >= HIST_BUCKETS)
+		if (i >= HIST_BUCKETS || (k && i <= prev) || c == 0 || c > UINT64_MAX - sum)
 			return false;
 		h->b[i] = c;
 		sum += c;
+		prev = i;
 	}
 	return !d->bad && sum == h->count;
 }
@@ -156,16 +158,26 @@ void timeline_save(struct sbuf *b, const struct timeline *tl)
 	}
 }
 
+/* Times are saved in ns; beyond 2^62 ns (146 years) they would not come back the same. */
+#define TIMELINE_NS_MAX (1ull << 62)
+
+/* What timeline_save writes: times and values that never go back. */
 bool timeline_load(struct timeline *tl, struct deser *d)
 {
 	memset(tl, 0, sizeof(*tl));
 	uint64_t n = deser_u64(d);
 	if (n > TIMELINE_MAX)
 		return false;
-	tl->interval = deser_u64(d) / 1e9;
+	uint64_t interval = deser_u64(d);
+	if (interval > TIMELINE_NS_MAX)
+		return false;
+	tl->interval = interval / 1e9;
 	for (uint64_t i = 0; i < n; i++) {
-		tl->t[i] = deser_u64(d) / 1e9;
-		tl->v[i] = deser_u64(d);
+		uint64_t t = deser_u64(d), v = deser_u64(d);
+		if (t > TIMELINE_NS_MAX || (i && (t / 1e9 < tl->t[i - 1] || v < tl->v[i - 1])))
+			return false;
+		tl->t[i] = t / 1e9;
+		tl->v[i] = v;
 	}
 	tl->n = (uint32_t)n;
 	tl->next = n ? tl->t[n - 1] + tl->interval : 0;

@@ -2,6 +2,7 @@
 #include "report/jsonread.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,13 @@ static void skip_ws(struct rd *r)
 }
 
 static bool parse_value(struct rd *r, struct jv *v);
+static void jv_clear(struct jv *v);
+
+/* Does the input continue with the word w? */
+static bool next_is(const struct rd *r, const char *w, size_t n)
+{
+	return (size_t)(r->end - r->s) >= n && !memcmp(r->s, w, n);
+}
 
 static bool parse_string(struct rd *r, char **out, size_t *len)
 {
@@ -78,6 +86,7 @@ static bool parse_items(struct rd *r, struct jv *v, bool obj)
 		}
 		memset(&v->items[v->n], 0, sizeof(struct jv));
 		if (!parse_value(r, &v->items[v->n])) {
+			jv_clear(&v->items[v->n]); /* what it held before the error */
 			if (obj)
 				free(v->keys[v->n]);
 			return false;
@@ -116,23 +125,23 @@ static bool parse_value(struct rd *r, struct jv *v)
 	} else if (c == '"') {
 		v->type = JV_STR;
 		ok = parse_string(r, &v->str, &v->len);
-	} else if (!strncmp(r->s, "true", 4) && r->end - r->s >= 4) {
+	} else if (next_is(r, "true", 4)) {
 		v->type = JV_BOOL, v->b = true, r->s += 4;
-	} else if (!strncmp(r->s, "false", 5) && r->end - r->s >= 5) {
+	} else if (next_is(r, "false", 5)) {
 		v->type = JV_BOOL, v->b = false, r->s += 5;
-	} else if (!strncmp(r->s, "null", 4) && r->end - r->s >= 4) {
+	} else if (next_is(r, "null", 4)) {
 		v->type = JV_NULL, r->s += 4;
 	} else {
 		char buf[64];
 		size_t k = 0;
-		while (r->s + k < r->end && k < sizeof(buf) - 1 && strchr("+-0123456789.eE", r->s[k]))
+		while (r->s + k < r->end && k < sizeof(buf) - 1 && r->s[k] && strchr("+-0123456789.eE", r->s[k]))
 			k++;
 		memcpy(buf, r->s, k);
 		buf[k] = 0;
 		char *e;
 		v->type = JV_NUM;
 		v->num = strtod(buf, &e);
-		if (k == 0 || *e) {
+		if (k == 0 || *e || !isfinite(v->num)) {
 			r->err = "bad value";
 			ok = false;
 		}
@@ -169,7 +178,13 @@ struct jv *jv_parse_file(const char *path, char *err, size_t errlen)
 	size_t n;
 	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
 		sbuf_add(&b, buf, n);
+	int e = ferror(f) ? errno : 0;
 	fclose(f);
+	if (e) {
+		snprintf(err, errlen, "read: %s", strerror(e));
+		sbuf_free(&b);
+		return NULL;
+	}
 	struct jv *v = jv_parse(b.data ? b.data : "", b.len, err, errlen);
 	sbuf_free(&b);
 	return v;

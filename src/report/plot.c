@@ -406,9 +406,96 @@ static const char *rate_unit_of(const char *s)
 	return !strcmp(s, "files/s") ? "files/s" : !strcmp(s, "entries/s") ? "entries/s" : "per s";
 }
 
-struct lc_results *lc_load(const char *path, char *err, size_t errlen)
+/* A count read back from JSON (a double): NAN, negative, fractional or huge values are not one. */
+static bool count_of(const struct jv *v, const char *key, uint64_t *out)
 {
-	struct jv *d = jv_parse_file(path, err, errlen);
+	double d = jv_num(v, key, NAN);
+	if (!(d >= 0 && d < 18446744073709551616.0) || d != floor(d))
+		return false;
+	*out = (uint64_t)d;
+	return true;
+}
+
+/* exit_status: a small non-negative integer, or -1 (null: none). */
+static int exit_status_of(const struct jv *v)
+{
+	double d = jv_num(v, "exit_status", -1);
+	return d >= 0 && d <= 255 && d == floor(d) ? (int)d : -1;
+}
+
+/* One cycle object into c (cleared by the caller on failure). NULL, or what is wrong. */
+static const char *cycle_from_json(const struct jv *o, struct lc_cycle *c)
+{
+	for (int k = 0; k < PH_N; k++) {
+		c->ph[k].exit_status = -1;
+		c->ph[k].wall_s = c->ph[k].peak_rss_kib = c->ph[k].rate = c->ph[k].min_mem_kib = NAN;
+	}
+	if (o->type != JV_OBJ || !jv_str(o, "fs", NULL))
+		return "not an object with a filesystem name (fs)";
+	c->fs = xstrdup(jv_str(o, "fs", ""));
+	if (!count_of(o, "files", &c->files))
+		return "files is not a count";
+	c->complete = jv_bool(o, "complete", false);
+	c->image = dup_or_null(jv_str(o, "image", NULL));
+	c->device = dup_or_null(jv_str(o, "device", NULL));
+	c->mkfs_options = dup_or_null(jv_str(o, "mkfs_options", NULL));
+	c->image_bytes = jv_num(o, "image_bytes", 0);
+	const struct jv *li = jv_get(o, "lazy_itable_init");
+	c->lazy_itable_init = li && li->type == JV_BOOL ? li->b : -1;
+	const struct jv *u = jv_get(o, "after_fill");
+	if (u) {
+		c->have_usage = true;
+		c->bytes_total = num_or_nan(u, "bytes_total");
+		c->bytes_used = num_or_nan(u, "bytes_used");
+		c->inodes_total = num_or_nan(u, "inodes_total");
+		c->inodes_used = num_or_nan(u, "inodes_used");
+	}
+	const struct jv *ps = jv_get(o, "phases");
+	if (ps && ps->type != JV_ARR)
+		return "phases is not an array";
+	bool seen[PH_N] = {0};
+	for (size_t k = 0; ps && k < ps->n; k++) {
+		const struct jv *po = &ps->items[k];
+		if (po->type != JV_OBJ || !jv_str(po, "name", NULL))
+			return "a phase is not an object with a name";
+		int id = lc_phase_by_name(jv_str(po, "name", ""));
+		if (id < 0)
+			continue; /* a phase of a later version */
+		if (seen[id])
+			return "a phase appears twice";
+		seen[id] = true;
+		struct lc_phase *p = &c->ph[id];
+		const char *st = jv_str(po, "status", "");
+		p->status = LC_NOT_RUN;
+		for (int s = 1; s <= LC_SKIPPED; s++)
+			if (!strcmp(st, lc_status_names[s]))
+				p->status = s;
+		p->exit_status = exit_status_of(po);
+		p->wall_s = num_or_nan(po, "wall_s");
+		p->peak_rss_kib = num_or_nan(po, "peak_rss_kib");
+		p->rate = num_or_nan(po, "rate");
+		p->rate_unit = rate_unit_of(jv_str(po, "rate_unit", NULL));
+		p->min_mem_kib = num_or_nan(po, "min_memory_kib");
+		p->error = dup_or_null(jv_str(po, "error", NULL));
+		p->command = dup_or_null(jv_str(po, "command", NULL));
+		const struct jv *tl = jv_get(po, "timeline");
+		if (tl && tl->type == JV_ARR && tl->n) {
+			p->tl = xcalloc(tl->n, sizeof(*p->tl));
+			for (size_t q = 0; q < tl->n; q++) {
+				const struct jv *pt = &tl->items[q];
+				if (pt->type != JV_ARR || pt->n < 3)
+					continue;
+				p->tl[p->ntl++] = (struct lc_point){jv_num(&pt->items[0], NULL, 0), jv_num(&pt->items[1], NULL, 0),
+								    jv_num(&pt->items[2], NULL, 0)};
+			}
+		}
+	}
+	return NULL;
+}
+
+struct lc_results *lc_parse(const char *data, size_t len, const char *source, char *err, size_t errlen)
+{
+	struct jv *d = jv_parse(data, len, err, errlen);
 	if (!d)
 		return NULL;
 	if (d->type != JV_OBJ || strcmp(jv_str(d, "command", ""), "lifecycle") != 0) {
@@ -416,8 +503,14 @@ struct lc_results *lc_load(const char *path, char *err, size_t errlen)
 		jv_free(d);
 		return NULL;
 	}
+	const struct jv *cy = jv_get(d, "cycles");
+	if (!cy || cy->type != JV_ARR) {
+		snprintf(err, errlen, "cycles: missing or not an array");
+		jv_free(d);
+		return NULL;
+	}
 	struct lc_results *r = xcalloc(1, sizeof(*r));
-	r->source = xstrdup(path);
+	r->source = xstrdup(source);
 	r->version = dup_or_null(jv_str(d, "myriad_version", NULL));
 	r->started = dup_or_null(jv_str(d, "started", NULL));
 	r->updated = dup_or_null(jv_str(d, "updated", NULL));
@@ -445,73 +538,43 @@ struct lc_results *lc_load(const char *path, char *err, size_t errlen)
 	if (sc && sc->type == JV_ARR) {
 		r->scales = xcalloc(sc->n + 1, sizeof(uint64_t));
 		for (size_t i = 0; i < sc->n; i++)
-			r->scales[r->nscales++] = (uint64_t)jv_num(&sc->items[i], NULL, 0);
+			if (count_of(&sc->items[i], NULL, &r->scales[r->nscales]))
+				r->nscales++;
 	}
-	const struct jv *cy = jv_get(d, "cycles");
-	if (cy && cy->type == JV_ARR) {
-		r->cycles = xcalloc(cy->n + 1, sizeof(struct lc_cycle));
-		for (size_t i = 0; i < cy->n; i++) {
-			const struct jv *o = &cy->items[i];
-			if (!jv_str(o, "fs", NULL))
-				continue;
-			struct lc_cycle *c = &r->cycles[r->ncycles++];
-			c->fs = xstrdup(jv_str(o, "fs", ""));
-			c->files = (uint64_t)jv_num(o, "files", 0);
-			c->complete = jv_bool(o, "complete", false);
-			c->image = dup_or_null(jv_str(o, "image", NULL));
-			c->device = dup_or_null(jv_str(o, "device", NULL));
-			c->mkfs_options = dup_or_null(jv_str(o, "mkfs_options", NULL));
-			c->image_bytes = jv_num(o, "image_bytes", 0);
-			const struct jv *li = jv_get(o, "lazy_itable_init");
-			c->lazy_itable_init = li && li->type == JV_BOOL ? li->b : -1;
-			const struct jv *u = jv_get(o, "after_fill");
-			if (u) {
-				c->have_usage = true;
-				c->bytes_total = num_or_nan(u, "bytes_total");
-				c->bytes_used = num_or_nan(u, "bytes_used");
-				c->inodes_total = num_or_nan(u, "inodes_total");
-				c->inodes_used = num_or_nan(u, "inodes_used");
-			}
-			for (int k = 0; k < PH_N; k++) {
-				c->ph[k].exit_status = -1;
-				c->ph[k].wall_s = c->ph[k].peak_rss_kib = c->ph[k].rate = c->ph[k].min_mem_kib = NAN;
-			}
-			const struct jv *ps = jv_get(o, "phases");
-			for (size_t k = 0; ps && ps->type == JV_ARR && k < ps->n; k++) {
-				const struct jv *po = &ps->items[k];
-				int id = lc_phase_by_name(jv_str(po, "name", ""));
-				if (id < 0)
-					continue;
-				struct lc_phase *p = &c->ph[id];
-				const char *st = jv_str(po, "status", "");
-				p->status = LC_NOT_RUN;
-				for (int s = 1; s <= LC_SKIPPED; s++)
-					if (!strcmp(st, lc_status_names[s]))
-						p->status = s;
-				p->exit_status = (int)jv_num(po, "exit_status", -1);
-				p->wall_s = num_or_nan(po, "wall_s");
-				p->peak_rss_kib = num_or_nan(po, "peak_rss_kib");
-				p->rate = num_or_nan(po, "rate");
-				p->rate_unit = rate_unit_of(jv_str(po, "rate_unit", NULL));
-				p->min_mem_kib = num_or_nan(po, "min_memory_kib");
-				p->error = dup_or_null(jv_str(po, "error", NULL));
-				p->command = dup_or_null(jv_str(po, "command", NULL));
-				const struct jv *tl = jv_get(po, "timeline");
-				if (tl && tl->type == JV_ARR && tl->n) {
-					p->tl = xcalloc(tl->n, sizeof(*p->tl));
-					for (size_t q = 0; q < tl->n; q++) {
-						const struct jv *pt = &tl->items[q];
-						if (pt->type != JV_ARR || pt->n < 3)
-							continue;
-						p->tl[p->ntl++] = (struct lc_point){jv_num(&pt->items[0], NULL, 0),
-										    jv_num(&pt->items[1], NULL, 0),
-										    jv_num(&pt->items[2], NULL, 0)};
-					}
-				}
-			}
+	r->cycles = xcalloc(cy->n + 1, sizeof(struct lc_cycle));
+	for (size_t i = 0; i < cy->n; i++) {
+		const char *why = cycle_from_json(&cy->items[i], &r->cycles[r->ncycles++]);
+		if (why) {
+			snprintf(err, errlen, "cycle %zu: %s", i + 1, why);
+			lc_free(r);
+			jv_free(d);
+			return NULL;
 		}
 	}
 	jv_free(d);
+	return r;
+}
+
+struct lc_results *lc_load(const char *path, char *err, size_t errlen)
+{
+	struct sbuf b = {0};
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "open: %s", strerror(errno));
+		return NULL;
+	}
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		sbuf_add(&b, buf, n);
+	int e = errno;
+	close(fd);
+	struct lc_results *r = NULL;
+	if (n < 0)
+		snprintf(err, errlen, "read: %s", strerror(e));
+	else
+		r = lc_parse(b.data ? b.data : "", b.len, path, err, errlen);
+	sbuf_free(&b);
 	return r;
 }
 

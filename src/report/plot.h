@@ -122,8 +122,12 @@ void lc_proj_json(struct json *j, const char *key, const struct lc_proj *p, size
 /* results.json: everything in r, plus the projections to r->project files. */
 void lc_results_json(const struct lc_results *r, struct sbuf *out);
 
-/* Read a results.json. NULL with a message in err. */
+/* Read a results.json with lc_parse. NULL with a message in err. */
 struct lc_results *lc_load(const char *path, char *err, size_t errlen);
+/* Parse the bytes of a results.json (source: the file's name, kept in the results). NULL with a
+ * message in err when it is not JSON or not lifecycle's results: no cycles array, a cycle without
+ * a filesystem name or file count, a phase twice. */
+struct lc_results *lc_parse(const char *data, size_t len, const char *source, char *err, size_t errlen);
 void lc_cycle_clear(struct lc_cycle *c);
 void lc_free(struct lc_results *r);
 

@@ -20,10 +20,12 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "state/ser.h"
 #include "util/util.h"
 
 struct ckpt {
 	char *dir;
+	char *snapshot_path;
 	int dirfd;
 	int lockfd;
 	bool identity_saved;
@@ -113,6 +115,8 @@ struct ckpt *ckpt_open(const char *cmd, const char *state_dir, const struct sbuf
 			 (unsigned long long)XXH64(identity->data, identity->len, 0));
 		free(base);
 	}
+	c->snapshot_path = xmalloc(strlen(c->dir) + sizeof("/snapshot"));
+	sprintf(c->snapshot_path, "%s/snapshot", c->dir);
 	if (mkdir_p(c->dir, 0700) != 0) {
 		warnx_("state directory %s: mkdir: %s", c->dir, strerror(errno));
 		goto fail;
@@ -157,6 +161,8 @@ fail:
 
 const char *ckpt_dir(const struct ckpt *c) { return c->dir; }
 
+const char *ckpt_snapshot_path(const struct ckpt *c) { return c->snapshot_path; }
+
 int ckpt_load(struct ckpt *c, struct sbuf *buf)
 {
 	struct sbuf id = {0};
@@ -164,6 +170,11 @@ int ckpt_load(struct ckpt *c, struct sbuf *buf)
 		if (errno == ENOENT)
 			return 0;
 		warnx_("state %s/snapshot: read: %s", c->dir, strerror(errno));
+		return -1;
+	}
+	const char *why;
+	if (!ser_check(buf->data, buf->len, &why)) {
+		warnx_("state %s/snapshot: cannot be used: %s; remove the state directory or use --no-state", c->dir, why);
 		return -1;
 	}
 	if (read_file_at(c->dirfd, "identity", &id) != 0 || id.len != c->identity.len ||
@@ -216,6 +227,7 @@ void ckpt_close(struct ckpt *c)
 	if (c->dirfd >= 0)
 		close(c->dirfd);
 	sbuf_free(&c->identity);
+	free(c->snapshot_path);
 	free(c->dir);
 	free(c);
 }

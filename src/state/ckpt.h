@@ -25,12 +25,14 @@ struct ckpt;
 struct ckpt *ckpt_open(const char *cmd, const char *state_dir, const struct sbuf *identity,
 		       const char *summary);
 
-/* The directory in use. */
+/* The directory in use, and the path of its snapshot (for messages). */
 const char *ckpt_dir(const struct ckpt *c);
+const char *ckpt_snapshot_path(const struct ckpt *c);
 
 /*
  * Read the last snapshot into buf. Returns 1 when there is one, 0 when there is none (a fresh
- * start), -1 when it cannot be read or belongs to another job (message on stderr).
+ * start), -1 when it cannot be read, is not a whole blob (truncated, corrupt: see ser_check) or
+ * belongs to another job (message on stderr naming the file and what is wrong).
  */
 int ckpt_load(struct ckpt *c, struct sbuf *buf);
 

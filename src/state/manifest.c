@@ -12,6 +12,7 @@
 
 #define MANIFEST_RESERVE (64 * 1024)
 
+#include "engine/layout.h"
 #include "util/sbuf.h"
 #include "util/util.h"
 
@@ -60,17 +61,142 @@ void manifest_free(struct manifest *m)
 	m->npartial = 0;
 }
 
+/* A decimal number as the writer prints it: digits only, no sign, no space, no overflow. */
 static bool parse_u64(const char *s, uint64_t *v)
 {
-	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+	uint64_t x = 0;
+	if (!*s)
 		return false;
-	char *end;
-	errno = 0;
-	unsigned long long x = strtoull(s, &end, 10);
-	if (errno || *end)
-		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || x > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return false;
+		x = x * 10 + (uint64_t)(*s - '0');
+	}
 	*v = x;
 	return true;
+}
+
+/* "A B": two numbers separated by one space. */
+static bool parse_u64_pair(char *s, uint64_t *a, uint64_t *b)
+{
+	char *sp = strchr(s, ' ');
+	if (!sp)
+		return false;
+	*sp = 0;
+	bool ok = parse_u64(s, a) && parse_u64(sp + 1, b);
+	*sp = ' ';
+	return ok;
+}
+
+static bool is_hex16(const char *s)
+{
+	for (int i = 0; i < 16; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* Does the manifest fit the layout its parameters make? (See manifest.h.) */
+static const char *check_layout(const struct manifest *m)
+{
+	struct layout lay;
+	if (!layout_init(&lay, m->files, m->fanout, m->size_min, m->size_max, m->seed))
+		return "its parameters do not make a layout";
+	if (m->claimed > lay.leaves)
+		return "it claims more directories than its layout has";
+	for (uint64_t i = 0; i < m->npartial; i++) {
+		const struct partial_leaf *p = &m->partial[i];
+		if (p->leaf >= m->claimed || (i && p->leaf <= m->partial[i - 1].leaf))
+			return "its partly filled directories are not claimed ones in increasing order";
+		if (p->count > layout_leaf_files(&lay, p->leaf))
+			return "a partly filled directory holds more files than its layout has";
+	}
+	return NULL;
+}
+
+int manifest_parse(const char *data, size_t len, struct manifest *m, const char **why)
+{
+	memset(m, 0, sizeof(*m));
+	*why = NULL;
+	if (memchr(data, 0, len)) {
+		*why = "it holds a NUL byte";
+		return -1;
+	}
+	/* The last line is "checksum HEX16" and covers every byte before it. */
+	static const char ck_word[] = "checksum ";
+	size_t ck_len = sizeof(ck_word) - 1 + 16 + 1, body = len - ck_len;
+	if (len < ck_len || memcmp(data + body, ck_word, sizeof(ck_word) - 1) != 0 || data[len - 1] != '\n' ||
+	    (body && data[body - 1] != '\n') || !is_hex16(data + body + sizeof(ck_word) - 1) ||
+	    strtoull(data + body + sizeof(ck_word) - 1, NULL, 16) != XXH64(data, body, 0)) {
+		*why = "checksum missing or wrong (the file is corrupt or truncated)";
+		return -1;
+	}
+	char *text = xmalloc(body + 1);
+	memcpy(text, data, body);
+	text[body] = 0;
+	bool seen_magic = false, seen[8] = {0};
+	uint64_t cap = 0;
+	for (char *save, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *val = strchr(line, ' ');
+		if (!val) {
+			*why = "a line without a value";
+			goto bad;
+		}
+		*val++ = 0;
+		static const char *const once[] = {"layout", "files", "fanout", "size", "seed", "status", "claimed"};
+		for (int k = 0; k < 7; k++)
+			if (seen[k] && !strcmp(line, once[k])) {
+				*why = "a field appears twice";
+				goto bad;
+			}
+		uint64_t v, v2;
+		if (!strcmp(line, "myriad-fill-manifest")) {
+			if (strcmp(val, "1")) {
+				*why = "unknown manifest version";
+				goto bad;
+			}
+			seen_magic = true;
+		} else if (!strcmp(line, "myriad_version")) {
+			snprintf(m->myriad_version, sizeof(m->myriad_version), "%s", val);
+		} else if (!strcmp(line, "layout") && parse_u64(val, &v) && v == 1) {
+			m->layout_version = 1;
+			seen[0] = true;
+		} else if (!strcmp(line, "files") && parse_u64(val, &m->files)) {
+			seen[1] = true;
+		} else if (!strcmp(line, "fanout") && parse_u64(val, &m->fanout)) {
+			seen[2] = true;
+		} else if (!strcmp(line, "size") && parse_u64_pair(val, &m->size_min, &m->size_max)) {
+			seen[3] = true;
+		} else if (!strcmp(line, "seed") && parse_u64(val, &m->seed)) {
+			seen[4] = true;
+		} else if (!strcmp(line, "status") && (!strcmp(val, "complete") || !strcmp(val, "incomplete"))) {
+			m->complete = !strcmp(val, "complete");
+			seen[5] = true;
+		} else if (!strcmp(line, "claimed") && parse_u64(val, &m->claimed)) {
+			seen[6] = true;
+		} else if (!strcmp(line, "partial") && parse_u64_pair(val, &v, &v2) && m->npartial < MANIFEST_MAX_PARTIAL) {
+			if (m->npartial == cap) {
+				cap = cap ? 2 * cap : 16;
+				m->partial = xrealloc(m->partial, cap * sizeof(*m->partial));
+			}
+			m->partial[m->npartial++] = (struct partial_leaf){v, v2};
+		} else {
+			*why = "an unknown or malformed line";
+			goto bad;
+		}
+	}
+	if (!seen_magic || !seen[0] || !seen[1] || !seen[2] || !seen[3] || !seen[4] || !seen[5] || !seen[6]) {
+		*why = "a required field is missing";
+		goto bad;
+	}
+	if ((*why = check_layout(m)))
+		goto bad;
+	free(text);
+	return 1;
+bad:
+	free(text);
+	manifest_free(m);
+	return -1;
 }
 
 int manifest_read(int dirfd, const char *dirname, struct manifest *m)
@@ -86,95 +212,46 @@ int manifest_read(int dirfd, const char *dirname, struct manifest *m)
 	struct sbuf b = {0};
 	char tmp[8192];
 	ssize_t n;
-	while ((n = read(fd, tmp, sizeof(tmp))) > 0 && b.len < (16u << 20))
+	while ((n = read(fd, tmp, sizeof(tmp))) > 0 && b.len <= MANIFEST_MAX_BYTES)
 		sbuf_add(&b, tmp, n);
+	int e = errno;
 	close(fd);
-	const char *why = NULL;
-	sbuf_addc(&b, 0);
-	b.len--;
-	if (memchr(b.data, 0, b.len)) {
-		why = "it holds a NUL byte";
-		goto bad;
-	}
-	/* The checksum line covers every byte before it. */
-	char *ck = b.len ? strstr(b.data, "checksum ") : NULL;
-	while (ck && ck != b.data && ck[-1] != '\n')
-		ck = strstr(ck + 1, "checksum ");
-	unsigned long long want;
-	char extra;
-	if (!ck || sscanf(ck, "checksum %16llx\n%c", &want, &extra) != 1 || strlen(ck) != 26 ||
-	    XXH64(b.data, ck - b.data, 0) != want) {
-		why = "checksum missing or wrong (the file is corrupt or truncated)";
-		goto bad;
-	}
-	*ck = 0;
-	bool seen_magic = false, seen[8] = {0};
-	uint64_t cap = 0;
-	for (char *line = strtok(b.data, "\n"); line; line = strtok(NULL, "\n")) {
-		char *val = strchr(line, ' ');
-		if (!val) {
-			why = "a line without a value";
-			goto bad;
-		}
-		*val++ = 0;
-		uint64_t v, v2;
-		if (!strcmp(line, "myriad-fill-manifest")) {
-			if (strcmp(val, "1")) {
-				why = "unknown manifest version";
-				goto bad;
-			}
-			seen_magic = true;
-		} else if (!strcmp(line, "myriad_version")) {
-			snprintf(m->myriad_version, sizeof(m->myriad_version), "%s", val);
-		} else if (!strcmp(line, "layout") && parse_u64(val, &v) && v == 1) {
-			m->layout_version = 1;
-			seen[0] = true;
-		} else if (!strcmp(line, "files") && parse_u64(val, &m->files)) {
-			seen[1] = true;
-		} else if (!strcmp(line, "fanout") && parse_u64(val, &m->fanout)) {
-			seen[2] = true;
-		} else if (!strcmp(line, "size") && sscanf(val, "%" SCNu64 " %" SCNu64 "%c", &v, &v2, &extra) == 2) {
-			m->size_min = v;
-			m->size_max = v2;
-			seen[3] = true;
-		} else if (!strcmp(line, "seed") && parse_u64(val, &m->seed)) {
-			seen[4] = true;
-		} else if (!strcmp(line, "status") && (!strcmp(val, "complete") || !strcmp(val, "incomplete"))) {
-			m->complete = !strcmp(val, "complete");
-			seen[5] = true;
-		} else if (!strcmp(line, "claimed") && parse_u64(val, &m->claimed)) {
-			seen[6] = true;
-		} else if (!strcmp(line, "partial") && sscanf(val, "%" SCNu64 " %" SCNu64 "%c", &v, &v2, &extra) == 2 &&
-			   m->npartial < MANIFEST_MAX_PARTIAL) {
-			if (m->npartial == cap) {
-				cap = cap ? 2 * cap : 16;
-				m->partial = xrealloc(m->partial, cap * sizeof(*m->partial));
-			}
-			m->partial[m->npartial++] = (struct partial_leaf){v, v2};
-		} else {
-			why = "an unknown or malformed line";
-			goto bad;
-		}
-	}
-	if (!seen_magic || !seen[0] || !seen[1] || !seen[2] || !seen[3] || !seen[4] || !seen[5] || !seen[6]) {
-		why = "a required field is missing";
-		goto bad;
-	}
+	const char *why;
+	int r = -1;
+	if (n < 0)
+		warnx_("%s/%s: read: %s", dirname, MANIFEST_NAME, strerror(e));
+	else if (b.len > MANIFEST_MAX_BYTES)
+		warnx_("%s/%s: not a usable fill manifest: larger than any fill writes", dirname, MANIFEST_NAME);
+	else if ((r = manifest_parse(b.data ? b.data : "", b.len, m, &why)) < 0)
+		warnx_("%s/%s: not a usable fill manifest: %s", dirname, MANIFEST_NAME, why);
 	sbuf_free(&b);
-	return 1;
-bad:
-	warnx_("%s/%s: not a usable fill manifest: %s", dirname, MANIFEST_NAME, why);
-	sbuf_free(&b);
-	manifest_free(m);
-	return -1;
+	return r;
 }
 
+/* The partial leaves are in increasing order (manifest_parse checks it): a binary search. */
 uint64_t manifest_leaf_files(const struct manifest *m, uint64_t leaf, uint64_t full_count)
 {
 	if (leaf >= m->claimed)
 		return 0;
-	for (uint64_t i = 0; i < m->npartial; i++)
-		if (m->partial[i].leaf == leaf)
-			return m->partial[i].count < full_count ? m->partial[i].count : full_count;
+	uint64_t lo = 0, hi = m->npartial;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (m->partial[mid].leaf < leaf)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->npartial && m->partial[lo].leaf == leaf)
+		return m->partial[lo].count < full_count ? m->partial[lo].count : full_count;
 	return full_count;
+}
+
+uint64_t manifest_file_count(const struct manifest *m, const struct layout *lay)
+{
+	uint64_t n = m->claimed * lay->fanout < lay->files ? m->claimed * lay->fanout : lay->files;
+	for (uint64_t i = 0; i < m->npartial; i++) {
+		uint64_t full = layout_leaf_files(lay, m->partial[i].leaf);
+		n -= full - manifest_leaf_files(m, m->partial[i].leaf, full);
+	}
+	return n;
 }

@@ -12,10 +12,12 @@
 #define MYRIAD_MANIFEST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define MANIFEST_NAME ".myriad-fill"
 #define MANIFEST_MAX_PARTIAL 65536
+#define MANIFEST_MAX_BYTES (16u << 20) /* far more than MANIFEST_MAX_PARTIAL lines take */
 
 struct partial_leaf {
 	uint64_t leaf;
@@ -32,12 +34,24 @@ struct manifest {
 	struct partial_leaf *partial;
 };
 
-/* Read DIR's manifest (dirfd). 1 read, 0 none, -1 unusable (message names the file and why). */
+struct layout;
+
+/* Read DIR's manifest (dirfd) with manifest_parse. 1 read, 0 none, -1 unusable (message names the
+ * file and why). */
 int manifest_read(int dirfd, const char *dirname, struct manifest *m);
+/*
+ * Parse a manifest's bytes: every line as the writer makes it, the checksum line last, every
+ * required field present, and a manifest that fits the layout its parameters make (claimed leaves
+ * exist; partial leaves are claimed ones, in increasing order, not fuller than the layout's).
+ * 1, or -1 with *why saying what is wrong (m is then empty).
+ */
+int manifest_parse(const char *data, size_t len, struct manifest *m, const char **why);
 /* Write it atomically and durably. 0 or -1 with a message. */
 int manifest_write(int dirfd, const char *dirname, const struct manifest *m);
 void manifest_free(struct manifest *m);
 /* Expected number of files in leaf (given the layout's full count for it). */
 uint64_t manifest_leaf_files(const struct manifest *m, uint64_t leaf, uint64_t full_count);
+/* Number of files the manifest says exist, in layout lay (made from its parameters). */
+uint64_t manifest_file_count(const struct manifest *m, const struct layout *lay);
 
 #endif

@@ -35,6 +35,19 @@ void ser_bytes(struct sbuf *b, const void *p, size_t len)
 
 void ser_end(struct sbuf *b) { ser_u64(b, XXH64(b->data, b->len, 0)); }
 
+bool ser_check(const void *data, size_t len, const char **why)
+{
+	if (len < 16) {
+		*why = "file is truncated";
+		return false;
+	}
+	if (XXH64(data, len - 8, 0) != get_le64((const unsigned char *)data + len - 8)) {
+		*why = "checksum mismatch (file is corrupt or truncated)";
+		return false;
+	}
+	return true;
+}
+
 bool deser_begin(struct deser *d, const void *data, size_t len, const char magic[8], const char **why)
 {
 	memset(d, 0, sizeof(*d));
@@ -49,8 +62,7 @@ bool deser_begin(struct deser *d, const void *data, size_t len, const char magic
 		d->bad = true;
 		return false;
 	}
-	if (XXH64(data, len - 8, 0) != get_le64(d->p + len - 8)) {
-		*why = "checksum mismatch (file is corrupt or truncated)";
+	if (!ser_check(data, len, why)) {
 		d->bad = true;
 		return false;
 	}

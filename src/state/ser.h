@@ -29,6 +29,8 @@ struct deser {
 	bool bad; /* set by any read past the end or bad length; reads then return zeros */
 };
 
+/* Is this a whole blob (of any kind): long enough, its checksum right? false with a reason in *why. */
+bool ser_check(const void *data, size_t len, const char **why);
 /* Check magic and checksum. false (with a reason in *why) if the blob is not intact. */
 bool deser_begin(struct deser *d, const void *data, size_t len, const char magic[8], const char **why);
 uint64_t deser_u64(struct deser *d);

@@ -21,6 +21,8 @@ void sbuf_reserve(struct sbuf *b, size_t n)
 
 void sbuf_add(struct sbuf *b, const void *p, size_t n)
 {
+	if (!n)
+		return; /* data may still be NULL: no pointer arithmetic on it (UB) */
 	sbuf_reserve(b, n);
 	memcpy(b->data + b->len, p, n);
 	b->len += n;

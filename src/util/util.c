@@ -69,29 +69,25 @@ void warnx_(const char *fmt, ...)
 
 static bool parse_suffixed(const char *s, uint64_t *out, uint64_t base, bool allow_b)
 {
-	if (!s || !*s || *s == '-' || *s == '+')
+	if (!s || *s < '0' || *s > '9') /* strtoull would take a sign or leading spaces */
 		return false;
 	errno = 0;
 	char *end;
 	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s)
+	if (errno)
 		return false;
 	uint64_t mult = 1;
-	if (*end) {
-		const char *units = "kmgtpe";
-		const char *u = strchr(units, *end | 0x20);
-		if (!u || !*u)
-			return false;
+	const char *units = "kmgtpe";
+	const char *u = *end ? strchr(units, *end | 0x20) : NULL;
+	if (u) {
 		for (const char *p = units; p <= u; p++)
 			mult *= base;
 		end++;
 		if (allow_b && *end == 'i')
 			end++;
-		if (allow_b && (*end == 'B' || *end == 'b'))
-			end++;
-	} else if (allow_b && (*end == 'B' || *end == 'b')) {
-		end++;
 	}
+	if (allow_b && (*end == 'B' || *end == 'b'))
+		end++;
 	if (*end)
 		return false;
 	if (v && mult > UINT64_MAX / v)
@@ -103,6 +99,20 @@ static bool parse_suffixed(const char *s, uint64_t *out, uint64_t base, bool all
 bool parse_count(const char *s, uint64_t *out) { return parse_suffixed(s, out, 1000, false); }
 
 bool parse_size(const char *s, uint64_t *out) { return parse_suffixed(s, out, 1024, true); }
+
+bool parse_size_range(const char *s, uint64_t *lo, uint64_t *hi)
+{
+	const char *dash = strchr(s, '-');
+	if (!dash)
+		return parse_size(s, lo) && (*hi = *lo, true);
+	char a[64];
+	size_t n = dash - s;
+	if (n == 0 || n >= sizeof(a))
+		return false;
+	memcpy(a, s, n);
+	a[n] = 0;
+	return parse_size(a, lo) && parse_size(dash + 1, hi) && *lo <= *hi;
+}
 
 uint64_t now_ns(void)
 {

@@ -29,6 +29,9 @@ bool parse_count(const char *s, uint64_t *out);
 /* Parse a byte size with optional binary suffix k, M, G, T (4k = 4096), optional trailing B/iB. */
 bool parse_size(const char *s, uint64_t *out);
 
+/* Parse a size or a range of sizes "LO-HI" (1k-64k), LO <= HI; a single size gives LO = HI. */
+bool parse_size_range(const char *s, uint64_t *lo, uint64_t *hi);
+
 /* Monotonic time in nanoseconds. */
 uint64_t now_ns(void);
 /* The same clock, cheaper and only as fine as the kernel's tick (a few ms): for marking progress

@@ -29,6 +29,18 @@ static void shapes_are_balanced(void **state)
 	assert_false(layout_init(&l, 10, 10, 5, 4, 0));
 }
 
+/* Found by tests/fuzz (manifest): fanout 2 and 10^15 files made 49 levels and overran the
+ * 24-entry level table (also `myriad fill -n 1P --fanout 2`: a segfault). */
+static void too_deep_layouts_are_refused(void **state)
+{
+	struct layout l;
+	assert_true(layout_init(&l, 1ull << 24, 2, 0, 0, 0));
+	assert_int_equal(l.depth, LAYOUT_DEPTH_MAX);
+	assert_false(layout_init(&l, (1ull << 24) + 1, 2, 0, 0, 0));
+	assert_false(layout_init(&l, 1000000000000000ull, 2, 0, 0, 0));
+	assert_true(layout_init(&l, 1000000000000000ull, 5, 0, 0, 0));
+}
+
 static void paths_spell_the_leaf_in_base_fanout(void **state)
 {
 	struct layout l;
@@ -110,6 +122,50 @@ static void histogram_percentiles_are_close(void **state)
 	sbuf_free(&b);
 }
 
+/* A blob of n u64s, read back with deser. */
+static void blob_of(struct sbuf *b, struct deser *d, const uint64_t *v, size_t n)
+{
+	b->len = 0;
+	for (size_t i = 0; i < n; i++)
+		ser_u64(b, v[i]);
+	*d = (struct deser){.p = (const unsigned char *)b->data, .len = b->len};
+}
+
+/* Found by tests/fuzz (walk_state, pool_state): a bucket listed twice loaded, and then saved into
+ * a snapshot that no longer loaded; times past 2^64 ns overflowed when saved again. */
+static void saved_histograms_and_timelines_are_checked(void **state)
+{
+	struct sbuf b = {0};
+	struct deser d;
+	static struct hist h;
+	static struct timeline tl;
+	uint64_t good[] = {3, 9, 2, 4, 1, 7, 2};
+	blob_of(&b, &d, good, 7);
+	assert_true(hist_load(&h, &d));
+	uint64_t twice[] = {3, 9, 2, 4, 1, 4, 2};
+	blob_of(&b, &d, twice, 7);
+	assert_false(hist_load(&h, &d));
+	uint64_t zero[] = {3, 9, 2, 4, 3, 7, 0};
+	blob_of(&b, &d, zero, 7);
+	assert_false(hist_load(&h, &d));
+	uint64_t wraps[] = {1, 9, 2, 4, UINT64_MAX, 7, 2};
+	blob_of(&b, &d, wraps, 7);
+	assert_false(hist_load(&h, &d));
+	uint64_t tgood[] = {2, 500000000, 1000000000, 10, 2000000000, 10};
+	blob_of(&b, &d, tgood, 6);
+	assert_true(timeline_load(&tl, &d));
+	uint64_t back[] = {2, 500000000, 2000000000, 10, 1000000000, 20};
+	blob_of(&b, &d, back, 6);
+	assert_false(timeline_load(&tl, &d));
+	uint64_t fewer[] = {2, 500000000, 1000000000, 20, 2000000000, 10};
+	blob_of(&b, &d, fewer, 6);
+	assert_false(timeline_load(&tl, &d));
+	uint64_t huge[] = {1, 500000000, UINT64_MAX, 10};
+	blob_of(&b, &d, huge, 4);
+	assert_false(timeline_load(&tl, &d));
+	sbuf_free(&b);
+}
+
 static void timelines_stay_bounded(void **state)
 {
 	static struct timeline tl;
@@ -126,11 +182,13 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(shapes_are_balanced),
+	    cmocka_unit_test(too_deep_layouts_are_refused),
 	    cmocka_unit_test(paths_spell_the_leaf_in_base_fanout),
 	    cmocka_unit_test(names_parse_only_in_canonical_form),
 	    cmocka_unit_test(sizes_and_contents_are_functions_of_the_parameters),
 	    cmocka_unit_test(histogram_percentiles_are_close),
 	    cmocka_unit_test(timelines_stay_bounded),
+	    cmocka_unit_test(saved_histograms_and_timelines_are_checked),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

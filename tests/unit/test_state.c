@@ -10,8 +10,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "state/ckpt.h"
+#include "state/manifest.h"
 #include "state/ser.h"
 
 static void blob(struct sbuf *b)
@@ -93,23 +95,55 @@ static void snapshots_survive_and_finish_removes(void **state)
 {
 	char dir[128];
 	snprintf(dir, sizeof(dir), "%s/s1", tmpdir);
-	struct sbuf id = {0}, snap = {0};
+	struct sbuf id = {0}, snap = {0}, one = {0}, two = {0};
 	sbuf_adds(&id, "job-a");
+	blob(&one);
+	ser_begin(&two, "MYRTEST1");
+	ser_str(&two, "two!");
+	ser_end(&two);
 	struct ckpt *c = ckpt_open("test", dir, &id, "cmd\n");
 	assert_non_null(c);
 	assert_int_equal(ckpt_load(c, &snap), 0);
-	assert_int_equal(ckpt_save(c, "one", 3), 0);
-	assert_int_equal(ckpt_save(c, "two!", 4), 0);
+	assert_int_equal(ckpt_save(c, one.data, one.len), 0);
+	assert_int_equal(ckpt_save(c, two.data, two.len), 0);
 	ckpt_close(c);
 	c = ckpt_open("test", dir, &id, NULL);
 	assert_non_null(c);
 	assert_int_equal(ckpt_load(c, &snap), 1);
-	assert_int_equal(snap.len, 4);
-	assert_memory_equal(snap.data, "two!", 4);
+	assert_int_equal(snap.len, two.len);
+	assert_memory_equal(snap.data, two.data, two.len);
 	ckpt_finish(c);
 	struct stat st;
 	assert_int_not_equal(stat(dir, &st), 0);
 	sbuf_free(&id);
+	sbuf_free(&snap);
+	sbuf_free(&one);
+	sbuf_free(&two);
+}
+
+/* A snapshot cut short or with a byte changed is refused when it is read, whatever kind it is. */
+static void damaged_snapshots_are_refused(void **state)
+{
+	char dir[128];
+	snprintf(dir, sizeof(dir), "%s/s4", tmpdir);
+	struct sbuf id = {0}, good = {0}, snap = {0};
+	sbuf_adds(&id, "job-d");
+	blob(&good);
+	struct ckpt *c = ckpt_open("test", dir, &id, NULL);
+	assert_non_null(c);
+	assert_int_equal(ckpt_save(c, good.data, good.len - 1), 0);
+	assert_int_equal(ckpt_load(c, &snap), -1);
+	good.data[3] ^= 1;
+	snap.len = 0;
+	assert_int_equal(ckpt_save(c, good.data, good.len), 0);
+	assert_int_equal(ckpt_load(c, &snap), -1);
+	good.data[3] ^= 1;
+	snap.len = 0;
+	assert_int_equal(ckpt_save(c, good.data, good.len), 0);
+	assert_int_equal(ckpt_load(c, &snap), 1);
+	ckpt_finish(c);
+	sbuf_free(&id);
+	sbuf_free(&good);
 	sbuf_free(&snap);
 }
 
@@ -138,8 +172,11 @@ static void another_jobs_state_is_refused(void **state)
 	struct sbuf a = {0}, b = {0}, snap = {0};
 	sbuf_adds(&a, "job-a");
 	sbuf_adds(&b, "job-b");
+	struct sbuf x = {0};
+	blob(&x);
 	struct ckpt *c = ckpt_open("test", dir, &a, NULL);
-	assert_int_equal(ckpt_save(c, "x", 1), 0);
+	assert_int_equal(ckpt_save(c, x.data, x.len), 0);
+	sbuf_free(&x);
 	ckpt_close(c);
 	c = ckpt_open("test", dir, &b, NULL);
 	assert_non_null(c);
@@ -159,6 +196,47 @@ static void path_inside_respects_components(void **state)
 	assert_true(path_inside("/x", "/"));
 }
 
+/* text + its checksum line, parsed as a manifest: 1 or -1. */
+static int parse_manifest(const char *text, struct manifest *m)
+{
+	char buf[4096];
+	int n = snprintf(buf, sizeof(buf), "%schecksum %016llx\n", text, (unsigned long long)XXH64(text, strlen(text), 0));
+	const char *why;
+	return manifest_parse(buf, n, m, &why);
+}
+
+#define MANIFEST_HEAD "myriad-fill-manifest 1\nmyriad_version 0.1.0\nlayout 1\nfiles 100\nfanout 10\n"
+
+static void manifests_are_read_strictly(void **state)
+{
+	struct manifest m;
+	assert_int_equal(parse_manifest(MANIFEST_HEAD "size 0 4096\nseed 3\nstatus complete\nclaimed 8\npartial 2 4\n"
+						      "partial 5 0\n",
+					&m),
+			 1);
+	assert_int_equal(m.npartial, 2);
+	assert_int_equal(manifest_leaf_files(&m, 2, 10), 4);
+	assert_int_equal(manifest_leaf_files(&m, 3, 10), 10);
+	assert_int_equal(manifest_leaf_files(&m, 9, 10), 0);
+	manifest_free(&m);
+	/* Found while fuzzing: sscanf took signs and spaces ("size -1 -1" made 2^64-1 byte files),
+	 * and nothing tied claimed and partial leaves to the layout. */
+	assert_int_equal(parse_manifest(MANIFEST_HEAD "size -1 -1\nseed 3\nstatus complete\nclaimed 10\n", &m), -1);
+	assert_int_equal(parse_manifest(MANIFEST_HEAD "size 0  4\nseed 3\nstatus complete\nclaimed 10\n", &m), -1);
+	assert_int_equal(parse_manifest(MANIFEST_HEAD "size 0 0\nseed +3\nstatus complete\nclaimed 10\n", &m), -1);
+	assert_int_equal(parse_manifest(MANIFEST_HEAD "size 0 0\nseed 3\nstatus complete\nclaimed 11\n", &m), -1);
+	assert_int_equal(parse_manifest(MANIFEST_HEAD "size 0 0\nseed 3\nstatus complete\nclaimed 4\npartial 4 1\n", &m),
+			 -1);
+	assert_int_equal(
+	    parse_manifest(MANIFEST_HEAD "size 0 0\nseed 3\nstatus complete\nclaimed 9\npartial 5 1\npartial 2 1\n", &m),
+	    -1);
+	assert_int_equal(parse_manifest(MANIFEST_HEAD "size 0 0\nseed 3\nstatus complete\nclaimed 9\npartial 5 11\n", &m),
+			 -1);
+	assert_int_equal(parse_manifest(MANIFEST_HEAD "size 4 0\nseed 3\nstatus complete\nclaimed 9\n", &m), -1);
+	assert_int_equal(parse_manifest(MANIFEST_HEAD "fanout 2\nsize 0 0\nseed 3\nstatus complete\nclaimed 9\n", &m), -1);
+	assert_true(m.partial == NULL && m.npartial == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -166,9 +244,11 @@ int main(void)
 	    cmocka_unit_test(corruption_and_truncation_are_detected),
 	    cmocka_unit_test(reads_past_the_end_fail_safely),
 	    cmocka_unit_test(snapshots_survive_and_finish_removes),
+	    cmocka_unit_test(damaged_snapshots_are_refused),
 	    cmocka_unit_test(a_second_run_is_refused),
 	    cmocka_unit_test(another_jobs_state_is_refused),
 	    cmocka_unit_test(path_inside_respects_components),
+	    cmocka_unit_test(manifests_are_read_strictly),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

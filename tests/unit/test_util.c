@@ -43,6 +43,30 @@ static void sizes_take_binary_suffixes(void **state)
 	assert_int_equal(v, 512);
 	assert_false(parse_size("4q", &v));
 	assert_false(parse_size("k", &v));
+	/* Found by tests/fuzz numbers: a bare byte unit was refused, spaces and signs taken. */
+	assert_true(parse_size("512B", &v));
+	assert_int_equal(v, 512);
+	assert_true(parse_size("4kB", &v));
+	assert_int_equal(v, 4096);
+	assert_false(parse_size(" 4k", &v));
+	assert_false(parse_count("\t5", &v));
+	assert_false(parse_count("+5", &v));
+	assert_false(parse_size("16E", &v)); /* 2^64: overflows */
+}
+
+static void size_ranges(void **state)
+{
+	uint64_t lo, hi;
+	assert_true(parse_size_range("1k-64k", &lo, &hi));
+	assert_true(lo == 1024 && hi == 65536);
+	assert_true(parse_size_range("4k", &lo, &hi));
+	assert_true(lo == 4096 && hi == 4096);
+	assert_false(parse_size_range("64k-1k", &lo, &hi));
+	assert_false(parse_size_range("-1k", &lo, &hi));
+	assert_false(parse_size_range("1k-", &lo, &hi));
+	assert_false(parse_size_range("1k-2k-3k", &lo, &hi));
+	/* Lifecycle cut the low end at 63 bytes and parsed what was left. */
+	assert_false(parse_size_range("0000000000000000000000000000000000000000000000000000000000000000001-2", &lo, &hi));
 }
 
 static void counts_format_with_separators(void **state)
@@ -71,6 +95,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(counts_take_decimal_suffixes),
 	    cmocka_unit_test(sizes_take_binary_suffixes),
+	    cmocka_unit_test(size_ranges),
 	    cmocka_unit_test(counts_format_with_separators),
 	    cmocka_unit_test(sbuf_grows),
 	};

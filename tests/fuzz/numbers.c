@@ -1,0 +1,82 @@
+/*
+ * Fuzz target "numbers": the parsers of counts (1M = 10^6), byte sizes (4k = 4096, 20MiB), size
+ * ranges (1k-64k), seconds and --ionice classes that every subcommand's options use. Each value
+ * accepted is checked against an independent computation in 128-bit arithmetic of what
+ * DESIGN.md's conventions say it means; whatever overflows 64 bits must be refused.
+ */
+#include <ctype.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cmd/job.h"
+#include "fuzz.h"
+#include "util/util.h"
+
+/* The reference: DIGITS [SUFFIX] where SUFFIX is one of kmgtpe (any case), for sizes optionally
+ * followed by "i" and then by "B"/"b", or a bare "B"/"b". -1 when s is not of that form or the
+ * value does not fit in 64 bits. */
+static int reference(const char *s, unsigned base, int sizes, uint64_t *out)
+{
+	unsigned __int128 v = 0, lim = UINT64_MAX;
+	const char *p = s;
+	if (!isdigit((unsigned char)*p))
+		return -1;
+	for (; isdigit((unsigned char)*p); p++) {
+		v = v * 10 + (unsigned)(*p - '0');
+		if (v > lim)
+			return -1;
+	}
+	if (*p) {
+		const char *units = "kmgtpe", *u = strchr(units, tolower((unsigned char)*p));
+		if (u) {
+			for (const char *q = units; q <= u; q++)
+				v *= base;
+			p++;
+			if (sizes && *p == 'i')
+				p++;
+		}
+		if (sizes && (*p == 'B' || *p == 'b'))
+			p++;
+		if (*p || (!u && !sizes))
+			return -1;
+	}
+	if (v > lim)
+		return -1;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size > 256)
+		return 0;
+	char *s = malloc(size + 1);
+	memcpy(s, data, size);
+	s[size] = 0;
+	uint64_t v, want, lo, hi;
+	bool ok = parse_count(s, &v);
+	int ref = reference(s, 1000, 0, &want);
+	fuzz_check(ok == (ref == 0) && (!ok || v == want));
+	ok = parse_size(s, &v);
+	ref = reference(s, 1024, 1, &want);
+	fuzz_check(ok == (ref == 0) && (!ok || v == want));
+	if (parse_size_range(s, &lo, &hi)) {
+		fuzz_check(lo <= hi);
+		const char *dash = strchr(s, '-');
+		fuzz_check(dash ? reference(dash + 1, 1024, 1, &want) == 0 && want == hi
+				: reference(s, 1024, 1, &want) == 0 && want == lo && lo == hi);
+	}
+	int io = parse_ionice(s);
+	fuzz_check(io == -1 || io == 3 << 13 || (io >= 2 << 13 && io <= (2 << 13 | 7)));
+	struct job_opts o;
+	job_opts_init(&o);
+	prog_name = "fuzz numbers";
+	if (job_opt(&o, OPT_PROGRESS, s) == 1)
+		fuzz_check(o.progress_s >= 0 && o.progress_s <= 1e9);
+	if (job_opt(&o, OPT_CHECKPOINT, s) == 1)
+		fuzz_check(o.checkpoint_s >= 0.01 && o.checkpoint_s <= 1e9);
+	if (job_opt(&o, 'j', s) == 1)
+		fuzz_check(o.threads >= 1 && o.threads <= 4096);
+	free(s);
+	return 0;
+}
