@@ -391,7 +391,7 @@ usage "lifecycle: unknown filesystem" "unknown filesystem 'bogus'" lifecycle --f
 usage "lifecycle: --device without --yes" "add --yes" lifecycle --device "$S/file"
 usage "lifecycle: an operand" "unexpected operand 'extra'" lifecycle extra
 usage "report: no operand" "missing operand" report
-usage "report: missing results" "$S/missing.json: No such file or directory" report "$S/missing.json" -o "$S/r.html"
+usage "report: missing results" "$S/missing.json: open: No such file or directory" report "$S/missing.json" -o "$S/r.html"
 usage "report: results that are not JSON" "$S/file: unexpected end" report "$S/file" -o "$S/r.html"
 expect_eq "bad input: nothing was made" "" "$(ls -d "$S/d2" "$S/f" "$S/dir/in" "$S/st" "$S/nowhere" "$S/r.html" 2>/dev/null)"
 expect_eq "bad input: no state was left behind" "" "$(ls "$S/state/myriad" 2>/dev/null)"
