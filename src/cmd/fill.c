@@ -40,7 +40,7 @@ static const char fill_help[] =
     "  -n, --files N            number of files (1M = 1,000,000), required\n"
     "  -s, --size SIZE          file size: 0 (default), 4k, 20k ...; or a range 1k-64k, drawn per file\n"
     "      --fanout N           at most N entries per directory (default 1000)\n"
-    "  -j, --threads N          workers (default: one per CPU; 16 per CPU with --sync file, where\n"
+    "  -j, --threads N          workers (default: one per CPU; 32 per CPU with --sync file, where\n"
     "                           every file waits for the disk)\n"
     "      --sync MODE          none (default): leave data to the kernel; file: fsync each file\n"
     "                           before close; end: syncfs once at the end\n"
@@ -580,7 +580,7 @@ static int fill_run(void *opts)
 		return EXIT_USAGE;
 	}
 
-	int threads = jo.threads ? jo.threads : f.sync == SYNC_FILE ? 16 * cpu_count() : cpu_count();
+	int threads = jo.threads ? jo.threads : f.sync == SYNC_FILE ? 32 * cpu_count() : cpu_count();
 	struct sbuf id = {0}, cmdline = {0};
 	job_identity(&id, "fill");
 	identity_add_path(&id, f.dir);
