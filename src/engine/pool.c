@@ -67,7 +67,10 @@ static bool claim(struct pworker *w)
 	struct pool *p = w->p;
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
-		while (p->next < p->cfg.units && p->next >= p->low && bit_get(p, p->next) && p->next < p->low + WINDOW)
+		/* After a resume the watermark can jump over units finished before it, past next. */
+		if (p->next < p->low)
+			p->next = p->low;
+		while (p->next < p->cfg.units && bit_get(p, p->next) && p->next < p->low + WINDOW)
 			p->next++; /* finished before a resume */
 		if (p->stopping || p->halted || p->next >= p->cfg.units) {
 			pthread_mutex_unlock(&p->lock);
