@@ -107,6 +107,28 @@ make_hostile_tree() {
 	)
 }
 
+# tree_digest DIR: one md5 over every entry's (path, type, mode, owner, size, links, mtime ns,
+# symlink target), every file's content and every xattr (ACLs included). Directory sizes are
+# left out: they depend on the filesystem's history, not on what the directory holds.
+tree_digest() {
+	(
+		cd "$1" || exit 1
+		find . ! -type d -printf '%P\t%y %m %U %G %s %n %T@ %l\0' | sort -z
+		find . -type d -printf '%P\t%y %m %U %G %T@\0' | sort -z
+		find . -type f -print0 | sort -z | xargs -0 -r md5sum 2>/dev/null
+		find . -print0 | sort -z | xargs -0 -r getfattr -h -d -m - 2>/dev/null
+	) | md5sum | cut -d' ' -f1
+}
+# same_tree A B: are the two trees equal by tree_digest?
+same_tree() { [ "$(tree_digest "$1")" = "$(tree_digest "$2")" ]; }
+
+# rsync_diff A B: what rsync -naHAXc --delete would change to make B equal A (checksums, hard
+# links, ACLs, xattrs), one name a line; nothing when they are equal. (rsync cannot reach a path
+# longer than PATH_MAX: its "IO error" note is dropped; tree_digest covers those.)
+rsync_diff() {
+	rsync -naHAXc --delete --out-format='%n' "$1/" "$2/" 2>/dev/null | grep -v -e '^\./$' -e '^IO error encountered'
+}
+
 # find_counts DIR: "total f d l p s b c" as find sees them (no stat of targets, like walk).
 find_counts() {
 	local t out

@@ -946,31 +946,6 @@ static void estimate_total(struct copy *c)
 
 /* ---- operands ---- */
 
-/* The absolute, resolved form of p, which may not exist yet (then its parent must). */
-static bool resolve(const char *p, char *out)
-{
-	if (realpath(p, out))
-		return true;
-	char tmp[PATH_MAX];
-	snprintf(tmp, sizeof(tmp), "%s", p);
-	size_t n = strlen(tmp);
-	while (n > 1 && tmp[n - 1] == '/')
-		tmp[--n] = 0;
-	char *slash = strrchr(tmp, '/');
-	char parent[PATH_MAX];
-	const char *base = slash ? slash + 1 : tmp;
-	if (slash == tmp)
-		strcpy(parent, "/");
-	else if (slash) {
-		*slash = 0;
-		if (!realpath(tmp, parent))
-			return false;
-	} else if (!getcwd(parent, sizeof(parent)))
-		return false;
-	snprintf(out, PATH_MAX, "%s%s%s", parent, strcmp(parent, "/") ? "/" : "", base);
-	return true;
-}
-
 /* Is a equal to or under b? */
 static bool under(const char *a, const char *b)
 {
@@ -990,9 +965,9 @@ static int check_operands(struct copy *c)
 		return usage_error("%s: not a directory", c->src);
 	c->src_dev = st.st_dev;
 	char as[PATH_MAX], ad[PATH_MAX];
-	if (!resolve(c->src, as))
+	if (!path_resolve(c->src, as))
 		return usage_error("%s: %s", c->src, strerror(errno));
-	if (!resolve(c->dst, ad))
+	if (!path_resolve(c->dst, ad))
 		return usage_error("%s: %s", c->dst, strerror(errno));
 	if (!strcmp(as, ad))
 		return usage_error("refusing to copy %s onto itself", c->src);
@@ -1206,6 +1181,7 @@ static int copy_run(void *opts)
 	struct sbuf id = {0}, cmdline = {0};
 	job_identity(&id, "copy");
 	identity_add_path(&id, c.src);
+	identity_add_path(&id, c.dst); /* a relative DST is another job in another directory */
 	ser_str(&id, c.src);
 	ser_str(&id, c.dst);
 	ser_u64(&id, c.dry_run | c.check << 1 | c.del << 2 | xdev << 3);

@@ -135,7 +135,7 @@ int job_opt(struct job_opts *o, int c, const char *arg)
 int identity_add_path(struct sbuf *id, const char *p)
 {
 	char abs[PATH_MAX];
-	if (!realpath(p, abs))
+	if (!path_resolve(p, abs))
 		return -1;
 	ser_str(id, abs);
 	return 0;
@@ -183,7 +183,8 @@ const char *job_snapshot_name(const struct job *j) { return j->ckpt ? ckpt_snaps
 
 enum run_result job_execute(struct job *j, const struct run_hooks *h)
 {
-	if (j->ckpt && !j->resumed)
+	/* Also on a resume: the new session counts even when it is killed before its first interval. */
+	if (j->ckpt)
 		run_checkpoint(h, j->ckpt, false);
 	h->start(h->ctx);
 	struct run_opts ro = {.ckpt = j->ckpt, .progress_s = j->opts->progress_s, .checkpoint_s = j->opts->checkpoint_s};

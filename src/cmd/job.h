@@ -86,9 +86,10 @@ const struct sbuf *job_snapshot(const struct job *j);
 const char *job_snapshot_name(const struct job *j);
 
 /*
- * Run the engine behind h: on a fresh start save a first snapshot (so the run is resumable from
- * its first second), start the workers, run the main loop with the job's options, and wait for the
- * workers when the work is done (a stopped run leaves them frozen: the process exits).
+ * Run the engine behind h: save a first snapshot (so a fresh run is resumable from its first
+ * second, and a resumed session is counted even if it dies before its first interval), start the
+ * workers, run the main loop with the job's options, and wait for the workers when the work is
+ * done (a stopped run leaves them frozen: the process exits).
  */
 enum run_result job_execute(struct job *j, const struct run_hooks *h);
 
@@ -114,7 +115,8 @@ int apply_ionice(int ioprio);
 /* Write a JSON document to path ("-": stdout). Returns 0 or -1 (message printed). */
 int write_json_file(const char *path, const struct sbuf *doc);
 
-/* Append identity fields (ser format) describing an absolute path of operand p. */
+/* Append identity fields (ser format) describing the absolute path of operand p, which may not
+ * exist yet or any more (see path_resolve). 0, or -1 when even its parent cannot be resolved. */
 int identity_add_path(struct sbuf *id, const char *p);
 
 #endif

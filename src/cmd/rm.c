@@ -274,17 +274,21 @@ static int rm_run(void *opts)
 
 	/* Operands: directories (not symlinks to them), checked before any work starts. An operand
 	 * that is gone while this job's state exists was removed by an interrupted run. */
+	char **present_roots = xcalloc(nroots, sizeof(char *));
 	size_t present = 0;
+	const char *missing = NULL;
 	for (size_t i = 0; i < nroots; i++) {
 		struct stat st;
 		if (lstat(roots[i], &st) != 0) {
-			if (errno == ENOENT)
+			if (errno == ENOENT) {
+				missing = missing ? missing : roots[i];
 				continue;
+			}
 			return usage_error("%s: %s", roots[i], strerror(errno));
 		}
 		if (!S_ISDIR(st.st_mode))
 			return usage_error("%s: not a directory", roots[i]);
-		roots[present++] = roots[i];
+		present_roots[present++] = roots[i];
 	}
 	if (ioprio >= 0 && apply_ionice(ioprio) != 0)
 		return EXIT_USAGE;
@@ -294,16 +298,13 @@ static int rm_run(void *opts)
 	if (rc)
 		return rc;
 	const struct sbuf *snap = job_snapshot(&c.job);
-	if (present < nroots && !snap) {
-		/* A missing operand without a saved job is an error, like rm -r's. */
-		for (size_t i = 0; i < nroots; i++) {
-			struct stat st;
-			if (lstat(argv[o->first + i], &st) != 0) {
-				ckpt_finish(c.job.ckpt); /* nothing was saved: leave no state behind */
-				return usage_error("%s: %s", argv[o->first + i], strerror(ENOENT));
-			}
-		}
+	if (missing && !snap && !ckpt_started(c.job.ckpt)) {
+		/* A missing operand without a job that started is an error, like rm -r's. (A job killed
+		 * while it removed its finished state has a missing operand and no snapshot.) */
+		ckpt_finish(c.job.ckpt); /* nothing was saved: leave no state behind */
+		return usage_error("%s: %s", missing, strerror(ENOENT));
 	}
+	roots = present_roots;
 	nroots = present;
 	timeline_init(&c.tl, 0.5);
 	struct throttle throttle;
@@ -370,6 +371,7 @@ static int rm_run(void *opts)
 	rc = job_end(&c.job, res, errors);
 	if (res == RUN_DONE)
 		walk_free(c.walk);
+	free(present_roots);
 	return rc;
 }
 

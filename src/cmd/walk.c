@@ -387,8 +387,8 @@ static int walk_run(void *opts)
 	ser_str(&id, types);
 	for (size_t i = 0; i < nexcludes; i++)
 		ser_str(&id, excludes[i]);
-	if (c.output)
-		identity_add_path(&id, c.output) == 0 || (ser_str(&id, c.output), 0);
+	if (c.output && (!strcmp(c.output, "-") || identity_add_path(&id, c.output) != 0))
+		ser_str(&id, c.output);
 	job_cmdline(&cmdline, argc, argv);
 
 	int rc = job_begin(&c.job, &jo, "walk", &id, cmdline.data, roots, nroots);

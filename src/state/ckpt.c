@@ -29,6 +29,7 @@ struct ckpt {
 	int dirfd;
 	int lockfd;
 	bool identity_saved;
+	bool started; /* no snapshot, but an earlier run's identity */
 	struct sbuf identity;
 };
 
@@ -167,8 +168,12 @@ int ckpt_load(struct ckpt *c, struct sbuf *buf)
 {
 	struct sbuf id = {0};
 	if (read_file_at(c->dirfd, "snapshot", buf) != 0) {
-		if (errno == ENOENT)
+		if (errno == ENOENT) {
+			c->started = read_file_at(c->dirfd, "identity", &id) == 0 && id.len == c->identity.len &&
+				     memcmp(id.data, c->identity.data, id.len) == 0;
+			sbuf_free(&id);
 			return 0;
+		}
 		warnx_("state %s/snapshot: read: %s", c->dir, strerror(errno));
 		return -1;
 	}
@@ -188,6 +193,8 @@ int ckpt_load(struct ckpt *c, struct sbuf *buf)
 	sbuf_free(&id);
 	return 1;
 }
+
+bool ckpt_started(const struct ckpt *c) { return c && c->started; }
 
 int ckpt_save(struct ckpt *c, const void *data, size_t len)
 {
@@ -210,8 +217,8 @@ void ckpt_finish(struct ckpt *c)
 {
 	if (!c)
 		return;
-	static const char *names[] = {"snapshot", "snapshot.tmp", "identity", "identity.tmp", "command",
-				      "command.tmp", "lock"};
+	static const char *names[] = {"snapshot", "snapshot.tmp", "identity.tmp", "command", "command.tmp",
+				      "identity", "lock"};
 	for (size_t i = 0; i < ARRAY_LEN(names); i++)
 		unlinkat(c->dirfd, names[i], 0);
 	rmdir(c->dir);
@@ -230,6 +237,38 @@ void ckpt_close(struct ckpt *c)
 	free(c->snapshot_path);
 	free(c->dir);
 	free(c);
+}
+
+bool path_resolve(const char *p, char *out)
+{
+	if (realpath(p, out))
+		return true;
+	if (errno != ENOENT)
+		return false;
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof(tmp), "%s", p) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return false;
+	}
+	size_t n = strlen(tmp);
+	while (n > 1 && tmp[n - 1] == '/')
+		tmp[--n] = 0;
+	char *slash = strrchr(tmp, '/');
+	char parent[PATH_MAX];
+	const char *base = slash ? slash + 1 : tmp;
+	if (slash == tmp)
+		strcpy(parent, "/");
+	else if (slash) {
+		*slash = 0;
+		if (!realpath(tmp, parent))
+			return false;
+	} else if (!getcwd(parent, sizeof(parent)))
+		return false;
+	if (snprintf(out, PATH_MAX, "%s%s%s", parent, strcmp(parent, "/") ? "/" : "", base) >= PATH_MAX) {
+		errno = ENAMETOOLONG;
+		return false;
+	}
+	return true;
 }
 
 bool path_inside(const char *path, const char *dir)

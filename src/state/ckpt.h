@@ -36,14 +36,29 @@ const char *ckpt_snapshot_path(const struct ckpt *c);
  */
 int ckpt_load(struct ckpt *c, struct sbuf *buf);
 
+/*
+ * After ckpt_load found no snapshot: had an earlier run of this job started (its identity is
+ * there)? Then it was killed before its first snapshot, or while ckpt_finish removed the state of
+ * a finished job: the job's work may be done although nothing says so.
+ */
+bool ckpt_started(const struct ckpt *c);
+
 /* Replace the snapshot atomically and durably. 0, or -1 with a message on stderr. */
 int ckpt_save(struct ckpt *c, const void *data, size_t len);
 
-/* The job finished: remove the snapshot and the directory, release the lock, free. */
+/* The job finished: remove the snapshot and the directory, release the lock, free. The identity
+ * goes last but for the lock: until it is gone, a run killed in here is seen as started. */
 void ckpt_finish(struct ckpt *c);
 
 /* The job stopped early: keep the snapshot, release the lock, free. */
 void ckpt_close(struct ckpt *c);
+
+/*
+ * The absolute, resolved form of p into out (PATH_MAX bytes). p may not exist (yet, or any more):
+ * then its parent is resolved and its last component appended, so a job names the same path before
+ * it creates an operand and after it removed one. false with errno when even the parent fails.
+ */
+bool path_resolve(const char *p, char *out);
 
 /* Is path (absolute, resolved) inside dir (absolute, resolved) or equal to it? */
 bool path_inside(const char *path, const char *dir);

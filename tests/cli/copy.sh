@@ -31,7 +31,7 @@ touch -d '2001-02-03 04:05:06.123456789' "$A/sub/deeper" "$A/data/d3"
 expect_eq "copy: exit 0" 0 $?
 same_tree "$A" "$B" && ok "copy: identical by digest (types, names, long path, modes, owners, times ns, data, xattrs)" ||
 	fail "copy: digests differ"
-out=$(rsync -naHAXc --delete --out-format='%n' "$A/" "$B/" 2>/dev/null | grep -v -e '^\./$' -e '^IO error encountered')
+out=$(rsync_diff "$A" "$B")
 expect_eq "copy: rsync -naHAXc --delete lists nothing" "" "$out"
 expect_eq "copy: the long path's file is there" 1 "$(find "$B" -name deepfile | wc -l)"
 blocks=$(stat -c %b "$B/sparse")
@@ -93,7 +93,25 @@ done
 expect_eq "kill -9 then the same command: exit 0" 0 $?
 same_tree "$R" "$B" && ok "kill -9 then the same command: identical" || fail "kill -9: trees differ"
 expect_eq "no state is left behind" "" "$(ls "$S/state/myriad" 2>/dev/null)"
-rm -rf "$B" "$R"
+rm -rf "$B"
+
+# A relative DST lies under the working directory: the same words typed elsewhere are another job,
+# and each resumes its own.
+mkdir -p "$S/w1" "$S/w2"
+(cd "$S/w1" && exec "$MYRIAD" copy --rate 5k "$R" dst) >/dev/null 2>&1 &
+pid=$!
+sleep 0.5
+kill -INT $pid
+wait $pid
+expect_eq "relative DST: SIGINT gives exit 3" 3 $?
+(cd "$S/w2" && "$MYRIAD" copy --json "$S/w2.json" "$R" dst) >/dev/null 2>&1
+expect_eq "relative DST: the same command in another directory is a new job" "0 1" "$? $(json_num "$S/w2.json" sessions)"
+(cd "$S/w1" && "$MYRIAD" copy --json "$S/w1.json" "$R" dst) >/dev/null 2>&1
+expect_eq "relative DST: the stopped one then resumes its own state" "0 2" "$? $(json_num "$S/w1.json" sessions)"
+same_tree "$R" "$S/w1/dst" && same_tree "$R" "$S/w2/dst" && ok "relative DST: both copies identical" ||
+	fail "relative DST: trees differ"
+expect_eq "relative DST: no state left behind" "" "$(ls "$S/state/myriad" 2>/dev/null)"
+rm -rf "$R" "$S/w1" "$S/w2"
 
 if is_root && [ -e /dev/fuse ]; then
 	FB=$S/fbacking

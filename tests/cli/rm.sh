@@ -71,6 +71,42 @@ expect_eq "kill -9 then the same command: exit 0" 0 $?
 [ ! -e "$T" ] && ok "kill -9 then the same command: the tree is gone" || fail "left: $(find "$T" | wc -l) entries"
 expect_eq "no state is left behind" "" "$(ls "$S/state/myriad" 2>/dev/null)"
 
+# Killed after the last rmdir but before its state was removed: the same command (operand relative
+# to the working directory, and now gone) sees the job done, exits 0 and removes the state.
+"$MKTREE" "$T" --files 20000 --fanout 100
+(cd "$S" && exec "$MYRIAD" rm --rate 5k t) >/dev/null 2>&1 &
+pid=$!
+sleep 0.5
+kill -9 $pid
+wait $pid 2>/dev/null
+rm -rf "$T" # what the killed run would have removed before its end
+(cd "$S" && "$MYRIAD" rm t) >/dev/null 2>"$S/err"
+expect_eq "killed after the tree was gone: the same command exits 0" 0 $?
+expect_eq "killed after the tree was gone: the state is removed" "" "$(ls "$S/state/myriad" 2>/dev/null)"
+
+# Killed while it removed the state of the finished job (the snapshot already gone): the same
+# command exits 0 too.
+"$MKTREE" "$T" --files 20000 --fanout 100
+"$MYRIAD" rm --rate 5k "$T" >/dev/null 2>&1 &
+pid=$!
+sleep 0.5
+kill -9 $pid
+wait $pid 2>/dev/null
+rm -rf "$T" "$S"/state/myriad/*/snapshot # where the killed run's ending had got to
+"$MYRIAD" rm "$T" >/dev/null 2>"$S/err"
+expect_eq "killed while removing its finished state: the same command exits 0" 0 $?
+expect_eq "killed while removing its finished state: the state is removed" "" "$(ls "$S/state/myriad" 2>/dev/null)"
+
+# Every operand is checked before any work starts: one missing (no saved job) is exit 2, and the
+# others are left alone.
+mkdir -p "$S/present/sub"
+"$MYRIAD" rm --json "$S/m.json" "$S/missing" "$S/present" >/dev/null 2>"$S/err"
+expect_eq "a missing operand among others: exit 2" 2 $?
+[ -d "$S/present/sub" ] && ok "a missing operand among others: nothing removed" || fail "the present operand was removed"
+grep -q "$S/missing" "$S/err" && ok "a missing operand among others: named" || fail "message: $(cat "$S/err")"
+expect_eq "a missing operand among others: no state left" "" "$(ls "$S/state/myriad" 2>/dev/null)"
+rm -rf "$S/present"
+
 if is_root; then
 	# A mount point inside is reported and left alone, with its parents.
 	mkdir -p "$T/x/mnt" "$T/y"

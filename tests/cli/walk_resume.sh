@@ -58,6 +58,21 @@ expect_eq "kill -9: --output holds each path exactly once" "$(cat "$S/base.md5")
 sess=$(json_num "$S/k.json" sessions)
 expect_eq "kill -9: every killed run was resumed (sessions = kills + 1)" $((kills + 1)) "$sess"
 
+# A resumed session killed before its first checkpoint interval still counts as a session.
+"$MYRIAD" walk --rate 20k --stat --json "$S/c.json" "$T" >/dev/null 2>&1 &
+pid=$!
+sleep 0.5
+kill -INT $pid
+wait $pid
+"$MYRIAD" walk --rate 20k --checkpoint-interval 100 --stat --json "$S/c.json" "$T" >/dev/null 2>&1 &
+pid=$!
+sleep 0.5
+kill -9 $pid
+wait $pid 2>/dev/null
+"$MYRIAD" walk --stat --json "$S/c.json" "$T" >/dev/null 2>&1
+expect_eq "a resumed session killed before its first checkpoint is counted (3 sessions)" 3 \
+	"$(json_num "$S/c.json" sessions)"
+
 # A second run on the same state is refused while the first runs.
 "$MYRIAD" walk --rate 20k "$T" >/dev/null 2>&1 &
 pid=$!
@@ -83,3 +98,17 @@ printf 'garbage' | dd of="$S/st/snapshot" bs=1 seek=20 conv=notrunc 2>/dev/null
 "$MYRIAD" walk --state "$S/st" "$T" >/dev/null 2>"$S/err"
 expect_eq "corrupt snapshot: exit 2" 2 $?
 grep -q "checksum" "$S/err" && ok "corrupt snapshot: says it is corrupt" || fail "message: $(cat "$S/err")"
+
+# A relative --output (a file that only the first run creates) is the same job on resume.
+(cd "$S" && exec "$MYRIAD" walk --rate 60k --json rel.json -o rel.out --print0 tree) >/dev/null 2>&1 &
+pid=$!
+sleep 1
+kill -INT $pid
+wait $pid
+expect_eq "relative --output: SIGINT gives exit 3" 3 $?
+(cd "$S" && "$MYRIAD" walk --json rel.json -o rel.out --print0 tree) >/dev/null 2>&1
+expect_eq "relative --output: the same command exits 0" 0 $?
+expect_eq "relative --output: it resumed the stopped walk (2 sessions)" 2 "$(json_num "$S/rel.json" sessions)"
+expect_eq "relative --output: each path exactly once" "$(cd "$S" && find tree -print0 | sort -z | md5sum)" \
+	"$(sort -z "$S/rel.out" | md5sum)"
+expect_eq "relative --output: no state left behind" "" "$(ls "$S/state/myriad")"

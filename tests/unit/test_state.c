@@ -187,6 +187,60 @@ static void another_jobs_state_is_refused(void **state)
 	sbuf_free(&snap);
 }
 
+/* A job killed while ckpt_finish removed its state (the snapshot already gone) is seen as started;
+ * one whose state is gone, or that never saved a snapshot of its own, is not. */
+static void a_job_killed_while_finishing_is_seen_as_started(void **state)
+{
+	char dir[128], path[160];
+	snprintf(dir, sizeof(dir), "%s/s4", tmpdir);
+	struct sbuf id = {0}, other = {0}, snap = {0};
+	sbuf_adds(&id, "job");
+	sbuf_adds(&other, "another job");
+	struct ckpt *c = ckpt_open("test", dir, &id, NULL);
+	assert_non_null(c);
+	assert_int_equal(ckpt_load(c, &snap), 0);
+	assert_false(ckpt_started(c));
+	assert_int_equal(ckpt_save(c, "x", 1), 0);
+	ckpt_close(c);
+	snprintf(path, sizeof(path), "%s/snapshot", dir);
+	assert_int_equal(unlink(path), 0); /* ckpt_finish's first step */
+	c = ckpt_open("test", dir, &other, NULL);
+	assert_int_equal(ckpt_load(c, &snap), 0);
+	assert_false(ckpt_started(c));
+	ckpt_close(c);
+	c = ckpt_open("test", dir, &id, NULL);
+	assert_int_equal(ckpt_load(c, &snap), 0);
+	assert_true(ckpt_started(c));
+	ckpt_finish(c);
+	sbuf_free(&id);
+	sbuf_free(&other);
+	sbuf_free(&snap);
+}
+
+/* path_resolve: an existing path is resolved; a missing one is its resolved parent plus its name,
+ * the same string the path gives once it exists. */
+static void path_resolve_names_missing_paths(void **state)
+{
+	char dir[128], link[160], rel[200], out[4096], want[4096];
+	snprintf(dir, sizeof(dir), "%s/r", tmpdir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(link, sizeof(link), "%s/via-link", tmpdir);
+	assert_int_equal(symlink("r", link), 0);
+	snprintf(rel, sizeof(rel), "%s/via-link/new//", tmpdir);
+	assert_true(path_resolve(rel, out));
+	char real[4096];
+	assert_non_null(realpath(tmpdir, real));
+	assert_true(strlen(real) < 200);
+	snprintf(want, sizeof(want), "%.200s/r/new", real);
+	assert_string_equal(out, want);
+	snprintf(rel, sizeof(rel), "%s/via-link/new", tmpdir);
+	assert_int_equal(mkdir(rel, 0700), 0);
+	assert_true(path_resolve(rel, out));
+	assert_string_equal(out, want);
+	snprintf(rel, sizeof(rel), "%s/missing/new", tmpdir);
+	assert_false(path_resolve(rel, out));
+}
+
 static void path_inside_respects_components(void **state)
 {
 	assert_true(path_inside("/a/b", "/a"));
@@ -247,6 +301,8 @@ int main(void)
 	    cmocka_unit_test(damaged_snapshots_are_refused),
 	    cmocka_unit_test(a_second_run_is_refused),
 	    cmocka_unit_test(another_jobs_state_is_refused),
+	    cmocka_unit_test(a_job_killed_while_finishing_is_seen_as_started),
+	    cmocka_unit_test(path_resolve_names_missing_paths),
 	    cmocka_unit_test(path_inside_respects_components),
 	    cmocka_unit_test(manifests_are_read_strictly),
 	};
