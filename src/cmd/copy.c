@@ -1171,7 +1171,7 @@ static int copy_run(void *opts)
 		return EXIT_USAGE;
 	if (o->use_cgio) {
 		char where[PATH_MAX];
-		if (!resolve(c.dst, where))
+		if (!path_resolve(c.dst, where))
 			return usage_error("%s: %s", c.dst, strerror(errno));
 		if (!dst_exists) /* it will be made in its parent */
 			*(strrchr(where, '/') == where ? where + 1 : strrchr(where, '/')) = 0;
