@@ -636,7 +636,9 @@ static int walk_tick(void *ctx)
 	w->tick_wall = wall;
 	w->tick_cpu = cpu;
 	pthread_mutex_lock(&w->lock);
-	bool queued = w->nstack > (size_t)w->nstarted;
+	/* Work waiting while the CPUs idle: the workers wait on I/O, or are blocked in the kernel (a
+	 * held operation, or a directory lock behind it): more workers keep the rest going. */
+	bool queued = w->nstack > 0;
 	pthread_mutex_unlock(&w->lock);
 	if (queued && used < 0.5 * busy_cap) {
 		int n = 2 * w->nstarted;
