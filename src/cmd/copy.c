@@ -42,7 +42,8 @@ static const char copy_help[] =
     "symlinks, hard links, fifos, sockets, devices, mode, owner, nanosecond times, xattrs, ACLs.\n"
     "Resumable: an entry already in DST with the same type, size and mtime is skipped.\n"
     "\n"
-    "  -j, --threads N          workers (default: one per CPU)\n"
+    "  -j, --threads N          workers (default: one per CPU, growing to 8 per CPU, at least 16,\n"
+    "                           while they wait for the disk)\n"
     "      --delete             remove entries of DST that are not in SRC (excluded names stay)\n"
     "      --check              compare only: write nothing, report every difference (exit 0 when\n"
     "                           DST equals SRC, else 1)\n"
@@ -1215,7 +1216,8 @@ static int copy_run(void *opts)
 	struct walk_config cfg = {
 	    .roots = roots,
 	    .nroots = 1,
-	    .threads = jo.threads ? jo.threads : cpu_count(),
+	    .threads = jo.threads ? jo.threads : (8 * cpu_count() < 16 ? 16 : 8 * cpu_count()),
+	    .min_threads = jo.threads ? 0 : cpu_count(),
 	    .xdev = xdev,
 	    .restart_on_resume = true,
 	    .excludes = excludes,
