@@ -216,8 +216,10 @@ expect_eq "held op, verify: the other workers went on (all but the held director
 	"$(json_num "$S/h0.json" checked)"
 n=$(find "$S/hb/t" | wc -l)
 [ "$n" -le 13 ] && ok "held op, rm: the other workers went on ($n entries left)" || fail "held op, rm: $n entries left"
-left=$(find "$S/hb2/t" -mindepth 1 ! -path "$S/hb2/t/d1" ! -path "$S/hb2/t/d1/d?")
-expect_eq "held op, rm-rmdir: the other workers went on (only directories of t/d1 are left)" "" "$left"
+# The held rmdir also holds t/d1 itself: a lookup in t/d1 whose dentry is no longer cached (FUSE
+# entries time out after a second) waits too, so what is left under t/d1 depends on timing.
+left=$(find "$S/hb2/t" -mindepth 1 ! -path "$S/hb2/t/d1" ! -path "$S/hb2/t/d1/*")
+expect_eq "held op, rm-rmdir: the other workers went on (nothing is left outside t/d1)" "" "$left"
 n=$(find "$S/hs.dst" -type f | wc -l)
 [ "$n" -ge 290 ] && ok "held op, copy-src: the other workers went on ($n files copied)" || fail "held op, copy-src: $n files"
 n=$(find "$DB/d" -type f | wc -l)
