@@ -145,19 +145,6 @@ walk_counts() {
 	echo "$out"
 }
 
-# tree_digest DIR: one md5 over every entry's (path, type, mode, owner, size, links, mtime ns,
-# symlink target), every file's content and every xattr. Directory sizes are left out.
-tree_digest() {
-	(
-		cd "$1" || exit 1
-		find . ! -type d -printf '%P\t%y %m %U %G %s %n %T@ %l\0' | sort -z
-		find . -type d -printf '%P\t%y %m %U %G %T@\0' | sort -z
-		find . -type f -print0 | sort -z | xargs -0 md5sum 2>/dev/null
-		find . -print0 | sort -z | xargs -0 getfattr -h -d -m - 2>/dev/null
-	) | md5sum | cut -d' ' -f1
-}
-same_tree() { [ "$(tree_digest "$1")" = "$(tree_digest "$2")" ]; }
-
 # link_groups DIR: the hard-link structure of DIR's files, one line per inode listing its names
 # (sorted), the lines sorted: equal for two trees whose files are linked alike.
 link_groups() {
