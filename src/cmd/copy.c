@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -77,11 +78,21 @@ struct local {
 	struct sbuf cpath;
 	int cfd;
 	bool cvalid;
+	/* That DST directory was empty when this worker opened it (copying, not checking): every name
+	 * in it was made by this run, which makes each name once, when it visits it, so a name about
+	 * to be visited is not there yet and needs no stat. */
+	bool cfresh;
+	/* And it is neither setgid nor has a default ACL: what is created in it gets exactly the mode
+	 * asked for (less the umask) and this process's owner and group. */
+	bool cplain;
 };
 
 struct copy {
 	bool dry_run, check, del, root, xdev;
 	dev_t src_dev;
+	mode_t umask;
+	uid_t uid;
+	gid_t gid;
 	uint64_t max_errors;
 	char *src, *dst;
 	int dstfd;
@@ -226,6 +237,14 @@ static int dst_dir(struct copy *c, struct local *l, const struct walk_dir *d)
 	const char *rel = rel_of(d, &rl);
 	l->cfd = c->dstfd < 0 ? (errno = ENOENT, -1) : dir_open_at(c->dstfd, rel, rl);
 	int e = errno;
+	l->cfresh = l->cplain = false;
+	if (l->cfd >= 0 && !c->check && !c->dry_run && dir_is_empty(l->cfd, NULL) == 1) {
+		l->cfresh = true;
+		struct stat st;
+		l->cplain = fstat(l->cfd, &st) == 0 && !(st.st_mode & S_ISGID) &&
+			    fgetxattr(l->cfd, "system.posix_acl_default", NULL, 0) < 0 &&
+			    (errno == ENODATA || errno == ENOTSUP);
+	}
 	sbuf_clear(&l->cpath);
 	sbuf_add(&l->cpath, d->path, d->pathlen);
 	l->cvalid = true;
@@ -304,13 +323,32 @@ static bool up_to_date(const struct statx *s, const struct stat *d)
 	return S_ISDIR(d->st_mode) || (s->stx_size == (uint64_t)d->st_size && same_time(&s->stx_mtime, &d->st_mtim));
 }
 
+/* What a new entry already has when it is made in DST directory l->cfd (see create_entry). */
+enum { HAS_OWNER = 1, HAS_MODE = 2 };
+
+static unsigned given_meta(const struct copy *c, const struct local *l, const struct statx *s)
+{
+	if (!l->cplain)
+		return 0;
+	unsigned has = 0;
+	if (s->stx_uid == c->uid && s->stx_gid == c->gid)
+		has |= HAS_OWNER;
+	/* A file is made with its mode when the umask keeps all of it and it has no setuid, setgid or
+	 * sticky bit (which chown would clear, and which are not for a file half-written). */
+	mode_t m = s->stx_mode & 07777;
+	if (S_ISREG(s->stx_mode) && !(m & 07000) && !(m & c->umask))
+		has |= HAS_MODE;
+	return has;
+}
+
 /* Owner, xattrs, mode, then times (last: a finished entry is one with its mtime). fd: the open
- * DST file or -1; sx: the source's xattr reference. Returns 0 or -1 with errno and *op. */
+ * DST file or -1; sx: the source's xattr reference; has: what the entry already has (HAS_*).
+ * Returns 0 or -1 with errno and *op. */
 static int set_meta(struct copy *c, const struct statx *s, int dfd, const char *name, int fd,
-		    const struct xref *sx, bool times, const char **op)
+		    const struct xref *sx, bool times, unsigned has, const char **op)
 {
 	bool lnk = S_ISLNK(s->stx_mode);
-	if (c->root && (fd >= 0 ? fchown(fd, s->stx_uid, s->stx_gid)
+	if (c->root && !(has & HAS_OWNER) && (fd >= 0 ? fchown(fd, s->stx_uid, s->stx_gid)
 				: fchownat(dfd, name, s->stx_uid, s->stx_gid, AT_SYMLINK_NOFOLLOW)) != 0) {
 		*op = "chown";
 		return -1;
@@ -318,7 +356,8 @@ static int set_meta(struct copy *c, const struct statx *s, int dfd, const char *
 	struct xref dx = {fd, dfd, name};
 	if (copy_xattrs(sx, &dx, NULL, op) != 0)
 		return -1;
-	if (!lnk && (fd >= 0 ? fchmod(fd, s->stx_mode & 07777) : fchmodat(dfd, name, s->stx_mode & 07777, 0)) != 0) {
+	/* (An access ACL copied above sets the group bits from its mask: the source's, as its mode.) */
+	if (!lnk && !(has & HAS_MODE) && (fd >= 0 ? fchmod(fd, s->stx_mode & 07777) : fchmodat(dfd, name, s->stx_mode & 07777, 0)) != 0) {
 		*op = "chmod";
 		return -1;
 	}
@@ -334,13 +373,15 @@ static int set_meta(struct copy *c, const struct statx *s, int dfd, const char *
 
 /* Copy a regular file's data into out (already created) and finish it. */
 static bool fill_file(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e, int dfd,
-		      int in, int out, struct errbatch *errs)
+		      int in, int out, unsigned has, struct errbatch *errs)
 {
 	struct sbuf p = {0};
 	const char *op = "open";
 	bool failed = true;
 	uint64_t bytes = 0;
-	int rc = copy_data(in, out, e->stx->stx_size, c->bw.rate > 0 ? &c->bw : NULL, &bytes, &c->live_bytes, &op);
+	const struct statx *s = e->stx;
+	struct copy_src src = {s->stx_size, s->stx_blocks, makedev(s->stx_dev_major, s->stx_dev_minor)};
+	int rc = copy_data(in, out, &src, c->bw.rate > 0 ? &c->bw : NULL, &bytes, &c->live_bytes, &op);
 	l->bytes += bytes;
 	if (rc != 0) {
 		int err = errno;
@@ -352,7 +393,7 @@ static bool fill_file(struct copy *c, struct local *l, const struct walk_dir *d,
 	bool changed = fstat(in, &after) != 0 || (uint64_t)after.st_size != e->stx->stx_size ||
 		       !same_time(&e->stx->stx_mtime, &after.st_mtim);
 	struct xref sx = {in, -1, NULL};
-	if (set_meta(c, e->stx, dfd, e->name, out, &sx, !changed, &op) != 0) {
+	if (set_meta(c, e->stx, dfd, e->name, out, &sx, !changed, has, &op) != 0) {
 		int err = errno;
 		op_path(&p, c, d, e->name, op);
 		fail(c, errs, &p, op, err);
@@ -397,15 +438,18 @@ static int open_src(struct copy *c, const struct walk_dir *d, const struct walk_
 	return in;
 }
 
-/* Create the DST entry (a file: open, returned in *out) with no metadata yet. 0 or -1, *op set. */
-static int create_entry(const struct walk_dir *d, const struct walk_entry *e, int dfd, int *out, const char **op)
+/* Create the DST entry (a file: open, returned in *out) with no metadata yet, but for what has
+ * (HAS_*: given_meta) says it is made with. 0 or -1, *op set. */
+static int create_entry(const struct walk_dir *d, const struct walk_entry *e, int dfd, unsigned has, int *out,
+			const char **op)
 {
 	const struct statx *s = e->stx;
 	*out = -1;
 	switch (s->stx_mode & S_IFMT) {
 	case S_IFREG:
 		*op = "open";
-		*out = openat(dfd, e->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		*out = openat(dfd, e->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			      has & HAS_MODE ? s->stx_mode & 0777 : 0600);
 		return *out < 0 ? -1 : 0;
 	case S_IFLNK: {
 		char target[PATH_MAX + 1];
@@ -451,17 +495,18 @@ static bool make_entry(struct copy *c, struct local *l, const struct walk_dir *d
 	int in = open_src(c, d, e, errs);
 	if (in < 0)
 		return true;
-	if (clear_dst(c, dfd, e->name, have, &op) != 0 || create_entry(d, e, dfd, &out, &op) != 0) {
+	unsigned has = given_meta(c, l, e->stx);
+	if (clear_dst(c, dfd, e->name, have, &op) != 0 || create_entry(d, e, dfd, has, &out, &op) != 0) {
 		int err = errno;
 		op_path(&p, c, d, e->name, op);
 		fail(c, errs, &p, op, err);
 		if (in != INT_MAX)
 			close(in);
 	} else if (out >= 0) {
-		failed = fill_file(c, l, d, e, dfd, in, out, errs);
+		failed = fill_file(c, l, d, e, dfd, in, out, has, errs);
 	} else {
 		struct xref sx = {-1, d->fd, e->name};
-		if (set_meta(c, e->stx, dfd, e->name, -1, &sx, true, &op) != 0) {
+		if (set_meta(c, e->stx, dfd, e->name, -1, &sx, true, has, &op) != 0) {
 			int err = errno;
 			op_path(&p, c, d, e->name, op);
 			fail(c, errs, &p, op, err);
@@ -526,9 +571,10 @@ static int hard_link(struct copy *c, struct local *l, const struct walk_dir *d, 
 		*failed = true;
 		return 0;
 	}
+	unsigned has = given_meta(c, l, e->stx);
 	int rc = clear_dst(c, dfd, e->name, have, &op);
 	if (rc == 0)
-		rc = create_entry(d, e, dfd, &out, &op);
+		rc = create_entry(d, e, dfd, has, &out, &op);
 	int err = errno;
 	pthread_mutex_unlock(&c->link_lock);
 	if (rc != 0) {
@@ -540,7 +586,7 @@ static int hard_link(struct copy *c, struct local *l, const struct walk_dir *d, 
 		*failed = true;
 		return 0;
 	}
-	*failed = fill_file(c, l, d, e, dfd, in, out, errs);
+	*failed = fill_file(c, l, d, e, dfd, in, out, has, errs);
 	return 0;
 }
 
@@ -673,7 +719,9 @@ static bool copy_entry(void *ctx, void *lp, const struct walk_dir *d, const stru
 	}
 	struct stat st;
 	const struct stat *have = NULL;
-	if (dfd >= 0 && fstatat(dfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+	if (dfd >= 0 && l->cfresh)
+		; /* not there yet: see struct local */
+	else if (dfd >= 0 && fstatat(dfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		have = &st;
 	else if (dfd >= 0 && errno != ENOENT) {
 		dst_path(&p, c, d, e->name);
@@ -830,7 +878,7 @@ static bool copy_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool ke
 	const char *op = "statx";
 	if (statx(sfd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &s) == 0) {
 		struct xref sx = {sfd, -1, NULL};
-		if (set_meta(c, &s, -1, NULL, dfd, &sx, true, &op) == 0) {
+		if (set_meta(c, &s, -1, NULL, dfd, &sx, true, 0, &op) == 0) {
 			l->dirs++;
 			goto out;
 		}
@@ -1158,6 +1206,10 @@ static int copy_run(void *opts)
 	c.excludes = excludes;
 	c.nexcludes = nexcludes;
 	c.root = geteuid() == 0;
+	c.uid = geteuid();
+	c.gid = getegid();
+	c.umask = umask(077);
+	umask(c.umask);
 	c.xdev = xdev;
 	int rc = check_operands(&c);
 	if (rc)

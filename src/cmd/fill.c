@@ -345,19 +345,14 @@ static void fill_progress(void *ctx, struct sbuf *line)
 }
 
 /* Is DIR empty but for lost+found and a manifest? */
-static int dir_is_empty(int dfd)
+static int fill_dir_is_empty(int dfd)
 {
+	static const char *const ignore[] = {"lost+found", MANIFEST_NAME, MANIFEST_NAME ".tmp", NULL};
 	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d)
+	if (fd < 0)
 		return -1;
-	struct dirent *e;
-	int empty = 1;
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "lost+found") &&
-		    strcmp(e->d_name, MANIFEST_NAME) && strcmp(e->d_name, MANIFEST_NAME ".tmp"))
-			empty = 0;
-	closedir(d);
+	int empty = dir_is_empty(fd, ignore);
+	close(fd);
 	return empty;
 }
 
@@ -575,7 +570,7 @@ static int fill_run(void *opts)
 		       (unsigned long long)m.size_max, (unsigned long long)m.seed);
 		return EXIT_USAGE;
 	}
-	if (mr == 0 && dir_is_empty(f.dirfd) != 1) {
+	if (mr == 0 && fill_dir_is_empty(f.dirfd) != 1) {
 		warnx_("%s is not empty and holds no fill manifest: refusing to fill it", f.dir);
 		return EXIT_USAGE;
 	}

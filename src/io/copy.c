@@ -14,12 +14,17 @@
 #include "io/dir.h"
 #include "util/util.h"
 
-/* Copy [off, end) with copy_file_range, or with pread/pwrite where the kernel cannot. */
-static int copy_range(int in, int out, off_t off, off_t end, struct throttle *bw, uint64_t *bytes,
-		      _Atomic uint64_t *live, const char **op)
+/* The source device on which copy_file_range last failed with EXDEV (or another "cannot" errno):
+ * files from it go straight to read/write, one wasted call per run instead of one per file. */
+static _Atomic uint64_t no_cfr_dev = UINT64_MAX;
+
+/* Copy [off, end) with copy_file_range, or with pread/pwrite where the kernel cannot. Returns the
+ * offset reached (end, or less when the source ended early), or -1 with errno and *op. */
+static off_t copy_range(int in, int out, uint64_t dev, off_t off, off_t end, struct throttle *bw, uint64_t *bytes,
+			_Atomic uint64_t *live, const char **op)
 {
 	static __thread char *buf;
-	bool use_cfr = true;
+	bool use_cfr = no_cfr_dev != dev;
 	while (off < end) {
 		size_t n = end - off > COPY_CHUNK ? COPY_CHUNK : (size_t)(end - off);
 		if (bw)
@@ -31,6 +36,7 @@ static int copy_range(int in, int out, off_t off, off_t end, struct throttle *bw
 			if (r < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP ||
 				      errno == EBADF)) {
 				use_cfr = false;
+				no_cfr_dev = dev;
 				r = -1;
 			} else if (r < 0) {
 				*op = "copy_file_range";
@@ -63,27 +69,33 @@ static int copy_range(int in, int out, off_t off, off_t end, struct throttle *bw
 		if (live)
 			*live += r;
 	}
-	return 0;
+	return off;
 }
 
-int copy_data(int in, int out, uint64_t size, struct throttle *bw, uint64_t *bytes, _Atomic uint64_t *live,
-	      const char **op)
+int copy_data(int in, int out, const struct copy_src *src, struct throttle *bw, uint64_t *bytes,
+	      _Atomic uint64_t *live, const char **op)
 {
-	off_t off = 0, end = (off_t)size;
+	off_t off = 0, end = (off_t)src->size, reached = 0;
+	/* As many bytes allocated as the size: no holes to find (what cp also assumes). */
+	bool dense = src->blocks * 512 >= src->size;
 	while (off < end) {
-		off_t data = lseek(in, off, SEEK_DATA);
+		off_t data = dense ? off : lseek(in, off, SEEK_DATA);
 		if (data < 0 && errno == ENXIO)
 			break; /* a hole up to the end */
-		off_t hole = data < 0 ? end : lseek(in, data, SEEK_HOLE);
+		off_t hole = dense || data < 0 ? end : lseek(in, data, SEEK_HOLE);
 		if (data < 0) /* no SEEK_DATA here: everything is data */
 			data = off;
 		if (hole < 0 || hole > end)
 			hole = end;
-		if (copy_range(in, out, data, hole, bw, bytes, live, op) != 0)
+		reached = copy_range(in, out, src->dev, data, hole, bw, bytes, live, op);
+		if (reached < 0)
 			return -1;
+		if (reached < hole)
+			break; /* the source shrank */
 		off = hole;
 	}
-	if (ftruncate(out, (off_t)size) != 0) {
+	/* A hole at the end (or a source that shrank) leaves out short: give it the size. */
+	if (reached < end && ftruncate(out, end) != 0) {
 		*op = "ftruncate";
 		return -1;
 	}

@@ -17,14 +17,21 @@
 /* The largest piece of data moved at once (and taken from a --bwlimit throttle at once). */
 #define COPY_CHUNK (1u << 20)
 
+/* What copy_data needs to know of the source file (from its statx). */
+struct copy_src {
+	uint64_t size;
+	uint64_t blocks; /* 512-byte blocks allocated: as many as the size means no holes to look for */
+	uint64_t dev;    /* its filesystem: where copy_file_range failed once, it is not tried again */
+};
+
 /*
- * Copy size bytes of data from in to out (both at offset 0, out empty), skipping holes, then set
- * out's size to size. bw (may be NULL) is taken per chunk; *bytes grows by what was written, and
- * so does *live (may be NULL: a counter shared with a progress line) chunk by chunk.
+ * Copy src->size bytes of data from in to out (both at offset 0, out empty), skipping holes, and
+ * leave out exactly that size. bw (may be NULL) is taken per chunk; *bytes grows by what was
+ * written, and so does *live (may be NULL: a counter shared with a progress line) chunk by chunk.
  * Returns 0, or -1 with errno; *op names the failed operation ("read", "write"...).
  */
-int copy_data(int in, int out, uint64_t size, struct throttle *bw, uint64_t *bytes, _Atomic uint64_t *live,
-	      const char **op);
+int copy_data(int in, int out, const struct copy_src *src, struct throttle *bw, uint64_t *bytes,
+	      _Atomic uint64_t *live, const char **op);
 
 /*
  * Compare the first size bytes of a and b (bw, may be NULL, taken per chunk read from a; *bytes

@@ -14,6 +14,25 @@
 
 ssize_t dir_read(int fd, void *buf, size_t size) { return syscall(SYS_getdents64, fd, buf, size); }
 
+int dir_is_empty(int fd, const char *const *ignore)
+{
+	_Alignas(8) char buf[1024];
+	for (;;) {
+		ssize_t n = dir_read(fd, buf, sizeof(buf));
+		if (n <= 0)
+			return n < 0 ? -1 : 1;
+		for (ssize_t off = 0; off < n;) {
+			const struct linux_dirent64 *de = (const void *)(buf + off);
+			bool ignored = dir_is_dot(de->d_name);
+			for (const char *const *i = ignore; i && *i && !ignored; i++)
+				ignored = !strcmp(de->d_name, *i);
+			if (!ignored)
+				return 0;
+			off += de->d_reclen;
+		}
+	}
+}
+
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
 static int have_openat2 = 1;

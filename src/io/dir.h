@@ -29,6 +29,11 @@ ssize_t dir_read(int fd, void *buf, size_t size);
  */
 int dir_open_at(int dirfd, const char *rel, size_t rel_len);
 
+/* Does directory fd hold nothing but "." and ".." (and the names in the NULL-terminated list
+ * ignore, which may be NULL)? 1 yes, 0 no, -1 with errno. Moves fd's reading position (meant for
+ * an fd used only as a base for *at calls, or opened for this). */
+int dir_is_empty(int fd, const char *const *ignore);
+
 /* Is this entry "." or ".."? */
 static inline int dir_is_dot(const char *n) { return n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2])); }
 

@@ -67,6 +67,37 @@ expect_eq "--delete: exit 0" 0 $?
 "$MYRIAD" copy --dry-run "$A" "$S/dry" >/dev/null 2>&1
 expect_eq "--dry-run: exit 0, writes nothing" "0 no" "$? $([ -e "$S/dry" ] && echo yes || echo no)"
 
+# New files are made with their mode and owner where the DST directory gives them exactly that (an
+# empty, plain directory: no chmod or chown needed), and get them set where it does not: a umask
+# that takes bits away, setuid/setgid/sticky bits, a DST directory with a default ACL or the
+# setgid bit and another group. Holes at the end, and files as dense as their size.
+M=$S/modes
+mkdir -p "$M/plain"
+for m in 0000 0444 0600 0640 0666 0777 2755 4711 1644; do
+	printf '%s' "$m" >"$M/plain/m$m"
+	chmod "$m" "$M/plain/m$m"
+done
+head -c 4096 /dev/urandom >"$M/plain/tail-hole" && truncate -s 1M "$M/plain/tail-hole"
+head -c 8192 /dev/urandom >"$M/plain/dense"
+: >"$M/plain/empty"
+if is_root; then chown 123:456 "$M/plain/m0640"; fi
+(umask 022 && "$MYRIAD" copy "$M" "$S/m1" >/dev/null 2>"$S/err")
+expect_eq "modes, umask 022: exit 0" 0 $?
+same_tree "$M" "$S/m1" && ok "modes, umask 022: every mode, owner and size as in SRC" ||
+	fail "modes, umask 022: $(cd "$S/m1/plain" && stat -c '%n %a %U %G %s' * | tr '\n' ' ')"
+b=$(stat -c %b "$S/m1/plain/tail-hole")
+expect_eq "a hole at the end: the size kept" 1048576 "$(stat -c %s "$S/m1/plain/tail-hole")"
+[ "$b" -lt 100 ] && ok "a hole at the end stays a hole ($b blocks)" || fail "tail hole: $b blocks"
+if command -v setfacl >/dev/null && mkdir "$S/m2" && setfacl -d -m u::rwx,g::---,o::--- "$S/m2" 2>/dev/null; then
+	chmod 2775 "$S/m2"
+	if is_root; then chgrp 789 "$S/m2"; fi
+	"$MYRIAD" copy "$M" "$S/m2" >/dev/null 2>"$S/err"
+	expect_eq "into a DST with a default ACL and setgid: exit 0" 0 $?
+	expect_eq "into a DST with a default ACL and setgid: the files' modes and groups are SRC's" \
+		"$(cd "$M/plain" && stat -c '%n %a %G' * | sort)" "$(cd "$S/m2/plain" && stat -c '%n %a %G' * | sort)"
+else skip "default ACL on DST: setfacl missing or unsupported"; fi
+rm -rf "$M" "$S/m1" "$S/m2"
+
 # Refusals: exit 2, nothing written.
 "$MYRIAD" copy "$S/missing" "$S/r1" 2>/dev/null
 expect_eq "missing SRC: exit 2, nothing made" "2 no" "$? $([ -e "$S/r1" ] && echo yes || echo no)"

@@ -132,6 +132,9 @@ ff_umount cs2 "$CM"
 L=$S/local
 "$MKTREE" "$L" --files 300 --fanout 10 --size 3000 >/dev/null
 ln -s f0 "$L/d0/d0/sl"
+# A new file is made with its mode and owner where it can be: these two need a chmod and a chown.
+chmod 4755 "$L/d2/d1/f3"
+chown 123:456 "$L/d2/d1/f4"
 have_xattr=no
 setfattr -n user.k -v v "$L/d0/d1/f1" 2>/dev/null && have_xattr=yes
 DB=$S/db
