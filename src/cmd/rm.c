@@ -31,7 +31,8 @@ static const char rm_help[] =
     "Remove each DIR and everything under it, in parallel, bottom-up; resumable.\n"
     "\n"
     "  -j, --threads N          workers (default: one per CPU, growing to 8 per CPU, at least 16,\n"
-    "                           while they wait for the disk)\n"
+    "                           while they wait for the disk; one on XFS and btrfs, where parallel\n"
+    "                           unlinks contend inside the filesystem)\n"
     "      --dry-run            count what would be removed, remove nothing\n"
     "      --exclude GLOB       keep entries whose name matches (and the directories above them);\n"
     "                           repeatable\n"
@@ -166,20 +167,25 @@ static void rm_progress(void *ctx, struct sbuf *line)
 	walk_stuck(c->walk, line, 5);
 }
 
-/* Filesystems whose directories are hash-ordered, where unlinking in inode order saves seeks. */
-static bool wants_inode_order(const char *path)
+#define FS_EXT 0xEF53UL       /* ext2/3/4 */
+#define FS_XFS 0x58465342UL   /* XFS */
+#define FS_BTRFS 0x9123683EUL /* btrfs */
+
+/* The filesystem type of path (statfs's f_type), or 0. */
+static unsigned long fs_type(const char *path)
 {
 	struct statfs sf;
-	if (statfs(path, &sf) != 0)
-		return false;
-	switch ((unsigned long)sf.f_type) {
-	case 0xEF53:     /* ext2/3/4 */
-	case 0x58465342: /* XFS */
-	case 0x9123683E: /* btrfs */
-		return true;
-	}
-	return false;
+	return statfs(path, &sf) == 0 ? (unsigned long)sf.f_type : 0;
 }
+
+/* Filesystems whose directories are hash-ordered, where unlinking in inode order saves seeks. */
+static bool wants_inode_order(unsigned long type) { return type == FS_EXT || type == FS_XFS || type == FS_BTRFS; }
+
+/* Filesystems where parallel unlinks serialize inside the filesystem (XFS on its allocation
+ * group and log locks, btrfs on its b-tree locks): there more workers only add contention. On a
+ * loop-mounted image with 2 CPUs, 300k files, cold: XFS 6.6 s with one worker, 7.7 s with two,
+ * 10.5 s growing to 16 (rm -rf: 7.2 s); btrfs 5.4 s, 7.9 s, 6.6 s (rm -rf: 5.7 s). */
+static bool unlinks_serialize(unsigned long type) { return type == FS_XFS || type == FS_BTRFS; }
 
 struct rm_opts {
 	int argc;
@@ -309,16 +315,20 @@ static int rm_run(void *opts)
 	timeline_init(&c.tl, 0.5);
 	struct throttle throttle;
 	throttle_init(&throttle, rate);
-	int threads = jo.threads ? jo.threads : (8 * cpu_count() < 16 ? 16 : 8 * cpu_count());
+	unsigned long type = nroots ? fs_type(roots[0]) : 0;
+	bool serial = nroots && unlinks_serialize(type);
+	for (size_t i = 1; i < nroots && serial; i++)
+		serial = unlinks_serialize(fs_type(roots[i]));
+	int threads = jo.threads ? jo.threads : serial ? 1 : (8 * cpu_count() < 16 ? 16 : 8 * cpu_count());
 	struct walk_config cfg = {
 	    .roots = roots,
 	    .nroots = nroots,
 	    .threads = threads,
-	    .min_threads = jo.threads ? 0 : cpu_count(),
+	    .min_threads = jo.threads || serial ? 0 : cpu_count(),
 	    .xdev = true,
 	    .report_mounts = true,
 	    .restart_on_resume = true,
-	    .inode_order = nroots && wants_inode_order(roots[0]),
+	    .inode_order = nroots && wants_inode_order(type),
 	    .excludes = excludes,
 	    .nexcludes = nexcludes,
 	    .visitor = {.ctx = &c, .local_size = sizeof(struct local), .entry = rm_entry, .dir_done = rm_dir_done,

@@ -156,3 +156,28 @@ if is_root; then
 else
 	skip "mount points and faultfs need root"
 fi
+
+# On real filesystems: the tree is gone, and the default workers suit the filesystem: one on XFS
+# and btrfs (parallel unlinks contend inside them), one per CPU or more elsewhere.
+if is_root; then
+	for fs in ext4 xfs btrfs; do
+		M=$S/img-$fs
+		if ! mount_image $fs 1G "$M" 2>"$S/why"; then
+			skip "$fs: $(cat "$S/why")"
+			continue
+		fi
+		make_hostile_tree "$M/t/h"
+		"$MKTREE" "$M/t/m" --files 5000 --fanout 100 >/dev/null
+		"$MYRIAD" rm --json "$S/$fs.rm.json" "$M/t" >/dev/null 2>"$S/err"
+		expect_eq "$fs: exit 0, the tree is gone, nothing else" "0 no" \
+			"$? $([ -e "$M/t" ] && echo yes || echo no)$(ls "$M" | grep -vx lost+found | sed 's/^/ /')"
+		threads=$(json_num "$S/$fs.rm.json" threads)
+		case $fs in
+		xfs | btrfs) expect_eq "$fs: one worker by default" 1 "$threads" ;;
+		*) [ "${threads:-0}" -ge "$(nproc)" ] && ok "$fs: $threads workers by default" ||
+			fail "$fs: $threads workers by default, want at least $(nproc)" ;;
+		esac
+	done
+else
+	skip "loop-mounted filesystems need root"
+fi
