@@ -67,10 +67,11 @@ static const char copy_help[] =
     "goes on (exit 1). Out of space or quota on DST: the copy stops with state saved (exit 3); free\n"
     "space and run the same command again. A source file that changes while it is copied is\n"
     "reported and copied again by the next run. --check compares type, size, mtime, mode, owner,\n"
-    "symlink targets, xattrs and file contents. A resumed run walks SRC again: its summary counts\n"
-    "what every run copied, and what it found up to date and the failures of its own pass, where\n"
-    "each entry that still fails appears once (the --errors file starts afresh). Refused (exit 2):\n"
-    "SRC missing or not a directory, SRC equal to DST, DST inside SRC, SRC inside DST with --delete.\n";
+    "symlink targets, xattrs, hard links and file contents. A resumed run walks SRC again: its\n"
+    "summary counts what every run copied, and what it found up to date and the failures of its\n"
+    "own pass, where each entry that still fails appears once (the --errors file starts afresh).\n"
+    "Refused (exit 2): SRC missing or not a directory, SRC equal to DST, DST inside SRC, SRC\n"
+    "inside DST with --delete.\n";
 
 struct local {
 	uint64_t files, dirs, links, others, bytes, skipped, deleted, seen_entries, seen_bytes;
@@ -641,6 +642,34 @@ out:
 	return rc;
 }
 
+/* A SRC inode with more names: is DST's name (have) the same inode as DST's twin of its first
+ * SRC name? NULL when it is (or it is the first), else what differs. Under link_lock. */
+static const char *check_links(struct copy *c, const struct walk_dir *d, const struct walk_entry *e,
+			       const struct stat *have)
+{
+	const struct statx *s = e->stx;
+	uint64_t dev = makedev(s->stx_dev_major, s->stx_dev_minor);
+	const char *what = NULL;
+	pthread_mutex_lock(&c->link_lock);
+	int found = linkmap_take(c->links, dev, s->stx_ino, &c->link_path);
+	if (found < 0) {
+		link_map_failed(c, errno);
+	} else if (found == 0) {
+		link_add(c, dev, s->stx_ino, s->stx_nlink - 1, d, e->name);
+	} else {
+		const char *first = c->link_path.data, *slash = memrchr(first, '/', c->link_path.len);
+		int tfd = dir_open_at(c->dstfd, first, slash ? (size_t)(slash - first) : 0);
+		struct stat ts;
+		if (tfd < 0 || fstatat(tfd, slash ? slash + 1 : first, &ts, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    ts.st_ino != have->st_ino || ts.st_dev != have->st_dev)
+			what = "not hard-linked as in SRC";
+		if (tfd >= 0)
+			close(tfd);
+	}
+	pthread_mutex_unlock(&c->link_lock);
+	return what;
+}
+
 static bool check_entry(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e, int dfd,
 			const struct stat *have, struct errbatch *errs)
 {
@@ -674,6 +703,8 @@ static bool check_entry(struct copy *c, struct local *l, const struct walk_dir *
 		if (copy_xattrs(&sx, &dx, &diff, &op) == 0 && diff)
 			what = "different xattrs";
 	}
+	if (!what && s->stx_nlink > 1 && (what = check_links(c, d, e, have)))
+		snprintf(detail, sizeof(detail), "DST has a separate file where SRC has a hard link");
 	if (!what && S_ISREG(have->st_mode)) {
 		int r = check_content(c, l, d, e, dfd, errs, detail, sizeof(detail));
 		if (r < 0)

@@ -42,6 +42,14 @@ spilled=$(json_num "$S/l.json" hardlinks_spilled)
 [ "$(link_groups "$A")" = "$(link_groups "$B")" ] && same_tree "$A" "$B" &&
 	ok "hard links: the same 1500 link groups, trees identical" || fail "hard links: groups differ"
 expect_eq "hard links: nothing left in the state directory" "" "$(ls -A "$S/state/myriad" 2>/dev/null)"
+"$MYRIAD" copy --check --link-memory 4k "$A" "$B" >/dev/null 2>"$S/err"
+expect_eq "hard links: --check on the copy: exit 0" 0 $?
+cp -p "$B/b/g77" "$S/g77" && mv "$S/g77" "$B/b/g77" && touch -r "$A/b" "$B/b" # only the link is gone
+"$MYRIAD" copy --check --link-memory 4k "$A" "$B" >/dev/null 2>"$S/err"
+expect_eq "hard links: --check after a link was broken: exit 1" 1 $?
+expect_eq "hard links: --check names that name, and only it" \
+	"myriad copy: not hard-linked as in SRC: $B/b/g77 (DST has a separate file where SRC has a hard link)" \
+	"$(grep -v '^copy' "$S/err")"
 rm -rf "$B"
 for i in 1 2 3; do
 	"$MYRIAD" copy --link-memory 4k --rate 3000 --checkpoint-interval 0.05 "$A" "$B" >/dev/null 2>&1 &
