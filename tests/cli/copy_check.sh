@@ -47,9 +47,14 @@ expect_eq "hard links: --check on the copy: exit 0" 0 $?
 cp -p "$B/b/g77" "$S/g77" && mv "$S/g77" "$B/b/g77" && touch -r "$A/b" "$B/b" # only the link is gone
 "$MYRIAD" copy --check --link-memory 4k "$A" "$B" >/dev/null 2>"$S/err"
 expect_eq "hard links: --check after a link was broken: exit 1" 1 $?
-expect_eq "hard links: --check names that name, and only it" \
-	"myriad copy: not hard-linked as in SRC: $B/b/g77 (DST has a separate file where SRC has a hard link)" \
-	"$(grep -v '^copy' "$S/err")"
+# The names are compared with the first one the walk meets: b/g77 alone when that is a/f77 or
+# c/h77, the other two when it is b/g77 (workers in parallel meet them in either order).
+got=$(grep -v '^copy' "$S/err" | sed -n "s|^myriad copy: not hard-linked as in SRC: $B/\(.*\) (DST has a separate file where SRC has a hard link)\$|\1|p" | sort | tr '\n' ' ')
+lines=$(grep -vc '^copy' "$S/err")
+case "$got/$lines" in
+"b/g77 /1" | "a/f77 c/h77 /2") ok "hard links: --check names the names that are not one inode, and only them ($got)" ;;
+*) fail "hard links: --check after a broken link: $(head -3 "$S/err")" ;;
+esac
 rm -rf "$B"
 for i in 1 2 3; do
 	"$MYRIAD" copy --link-memory 4k --rate 3000 --checkpoint-interval 0.05 "$A" "$B" >/dev/null 2>&1 &
