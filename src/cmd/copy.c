@@ -255,26 +255,39 @@ static int dst_dir(struct copy *c, struct local *l, const struct walk_dir *d)
 
 /* ---- hard links ---- */
 
+/* Open the directory of target (a path relative to DST) and stat target there: the directory's
+ * fd with *tname its last component and *ts filled, or -1 with errno (fd closed). */
+static int stat_in_dst(struct copy *c, const char *target, size_t tlen, const char **tname, struct stat *ts)
+{
+	const char *slash = memrchr(target, '/', tlen);
+	*tname = slash ? slash + 1 : target;
+	int tfd = dir_open_at(c->dstfd, target, slash ? (size_t)(slash - target) : 0);
+	if (tfd >= 0 && fstatat(tfd, *tname, ts, AT_SYMLINK_NOFOLLOW) != 0) {
+		int e = errno;
+		close(tfd);
+		errno = e;
+		return -1;
+	}
+	return tfd;
+}
+
 /* Make name in dfd a hard link to target, a path relative to DST (unless it already is one). 0 or -1
  * with errno. */
 static int link_to(struct copy *c, const char *target, size_t tlen, int dfd, const char *name, const struct stat *have,
 		   bool *skipped)
 {
-	const char *slash = memrchr(target, '/', tlen);
-	const char *tname = slash ? slash + 1 : target;
-	int tfd = dir_open_at(c->dstfd, target, slash ? (size_t)(slash - target) : 0);
+	const char *tname;
+	struct stat ts;
+	int tfd = stat_in_dst(c, target, tlen, &tname, &ts);
 	if (tfd < 0)
 		return -1;
-	struct stat ts;
-	int rc = fstatat(tfd, tname, &ts, AT_SYMLINK_NOFOLLOW);
-	if (rc == 0 && have && have->st_ino == ts.st_ino && have->st_dev == ts.st_dev) {
+	int rc = 0;
+	if (have && have->st_ino == ts.st_ino && have->st_dev == ts.st_dev)
 		*skipped = true;
-	} else if (rc == 0) {
-		if (have && !S_ISDIR(have->st_mode) && unlinkat(dfd, name, 0) != 0 && errno != ENOENT)
-			rc = -1;
-		else
-			rc = linkat(tfd, tname, dfd, name, 0);
-	}
+	else if (have && !S_ISDIR(have->st_mode) && unlinkat(dfd, name, 0) != 0 && errno != ENOENT)
+		rc = -1;
+	else
+		rc = linkat(tfd, tname, dfd, name, 0);
 	int e = errno;
 	close(tfd);
 	errno = e;
@@ -657,11 +670,10 @@ static const char *check_links(struct copy *c, const struct walk_dir *d, const s
 	} else if (found == 0) {
 		link_add(c, dev, s->stx_ino, s->stx_nlink - 1, d, e->name);
 	} else {
-		const char *first = c->link_path.data, *slash = memrchr(first, '/', c->link_path.len);
-		int tfd = dir_open_at(c->dstfd, first, slash ? (size_t)(slash - first) : 0);
+		const char *tname;
 		struct stat ts;
-		if (tfd < 0 || fstatat(tfd, slash ? slash + 1 : first, &ts, AT_SYMLINK_NOFOLLOW) != 0 ||
-		    ts.st_ino != have->st_ino || ts.st_dev != have->st_dev)
+		int tfd = stat_in_dst(c, c->link_path.data, c->link_path.len, &tname, &ts);
+		if (tfd < 0 || ts.st_ino != have->st_ino || ts.st_dev != have->st_dev)
 			what = "not hard-linked as in SRC";
 		if (tfd >= 0)
 			close(tfd);
@@ -750,15 +762,15 @@ static bool copy_entry(void *ctx, void *lp, const struct walk_dir *d, const stru
 	}
 	struct stat st;
 	const struct stat *have = NULL;
-	if (dfd >= 0 && l->cfresh)
-		; /* not there yet: see struct local */
-	else if (dfd >= 0 && fstatat(dfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-		have = &st;
-	else if (dfd >= 0 && errno != ENOENT) {
-		dst_path(&p, c, d, e->name);
-		fail(c, errs, &p, "stat", errno);
-		sbuf_free(&p);
-		return true;
+	if (dfd >= 0 && !l->cfresh) { /* (in a fresh directory it is not there yet: see struct local) */
+		if (fstatat(dfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			have = &st;
+		} else if (errno != ENOENT) {
+			dst_path(&p, c, d, e->name);
+			fail(c, errs, &p, "stat", errno);
+			sbuf_free(&p);
+			return true;
+		}
 	}
 	if (c->check)
 		return check_entry(c, l, d, e, dfd, have, errs);
@@ -1236,9 +1248,9 @@ static int copy_run(void *opts)
 	c.dst = o->dst;
 	c.excludes = excludes;
 	c.nexcludes = nexcludes;
-	c.root = geteuid() == 0;
 	c.uid = geteuid();
 	c.gid = getegid();
+	c.root = c.uid == 0;
 	c.umask = umask(077);
 	umask(c.umask);
 	c.xdev = xdev;

@@ -14,8 +14,9 @@
 #include "io/dir.h"
 #include "util/util.h"
 
-/* The source device on which copy_file_range last failed with EXDEV (or another "cannot" errno):
- * files from it go straight to read/write, one wasted call per run instead of one per file. */
+/* The source device on which copy_file_range last failed with EXDEV, ENOSYS or EOPNOTSUPP (it
+ * cannot, whatever the file): files from it go straight to read/write, one wasted call per run
+ * instead of one per file. */
 static _Atomic uint64_t no_cfr_dev = UINT64_MAX;
 
 /* Copy [off, end) with copy_file_range, or with pread/pwrite where the kernel cannot. Returns the
@@ -36,7 +37,8 @@ static off_t copy_range(int in, int out, uint64_t dev, off_t off, off_t end, str
 			if (r < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP ||
 				      errno == EBADF)) {
 				use_cfr = false;
-				no_cfr_dev = dev;
+				if (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP)
+					no_cfr_dev = dev; /* the device's answer, not this file's */
 				r = -1;
 			} else if (r < 0) {
 				*op = "copy_file_range";
