@@ -254,7 +254,7 @@ if want sync; then
 	fsm16=("${FSM[@]}")
 	echo "   fs_mark -t 2:  ${fsm2[*]}"
 	echo "   fs_mark -t 16: ${fsm16[*]}"
-	echo "   myriad default threads: 16 per CPU = $((16 * $(nproc)))"
+	echo "   myriad default threads: 32 per CPU = $((32 * $(nproc)))"
 	myr=("$MYRIAD" fill -n "$SYNC_FILES" --sync file --state "$STATE")
 	set -- sync/myriad-j2 "${myr[@]}" -j 2 "$D" \
 		-- sync/fs_mark-t2 "${fsm2[@]}" \
