@@ -3,7 +3,7 @@
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -pthread -Isrc
-LDLIBS  += -pthread -lxxhash -lm
+LDLIBS  += -pthread -lxxhash -luring -lm
 VERSION := $(shell cat VERSION)
 CFLAGS  += -DMYRIAD_VERSION='"$(VERSION)"'
 

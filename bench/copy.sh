@@ -73,7 +73,7 @@ need_pkgs rsync coreutils attr acl e2fsprogs time make gcc libc6-dev
 MKTREE=$TOP/build/mktree
 make -s -C "$TOP" build/mktree >&2
 if [ -z "${MYRIAD:-}" ]; then
-	need_pkgs libxxhash-dev
+	need_pkgs libxxhash-dev liburing-dev
 	make -s -C "$TOP" build/myriad >&2 || bench_die "make build/myriad failed"
 	MYRIAD=$TOP/build/myriad
 fi

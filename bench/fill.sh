@@ -71,7 +71,7 @@ want() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 # Tools.
 need_pkgs fsmark e2fsprogs time make gcc libc6-dev
 if [ -z "${MYRIAD:-}" ]; then
-	need_pkgs libxxhash-dev
+	need_pkgs libxxhash-dev liburing-dev
 	make -s -C "$TOP" build/myriad >&2 || bench_die "make build/myriad failed"
 	MYRIAD=$TOP/build/myriad
 fi

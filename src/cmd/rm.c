@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #include "cmd/cmdstate.h"
 #include "cmd/job.h"
 #include "engine/walk.h"
+#include "io/dir.h"
 #include "report/hist.h"
 #include "report/json.h"
 #include "report/progress.h"
@@ -166,20 +166,6 @@ static void rm_progress(void *ctx, struct sbuf *line)
 	progress_format(line, "entries removed", n, 0, el, el > 0 ? n / el : 0, walk_errors(c->walk));
 	walk_stuck(c->walk, line, 5);
 }
-
-#define FS_EXT 0xEF53UL       /* ext2/3/4 */
-#define FS_XFS 0x58465342UL   /* XFS */
-#define FS_BTRFS 0x9123683EUL /* btrfs */
-
-/* The filesystem type of path (statfs's f_type), or 0. */
-static unsigned long fs_type(const char *path)
-{
-	struct statfs sf;
-	return statfs(path, &sf) == 0 ? (unsigned long)sf.f_type : 0;
-}
-
-/* Filesystems whose directories are hash-ordered, where unlinking in inode order saves seeks. */
-static bool wants_inode_order(unsigned long type) { return type == FS_EXT || type == FS_XFS || type == FS_BTRFS; }
 
 /* Filesystems where parallel unlinks serialize inside the filesystem (XFS on its allocation
  * group and log locks, btrfs on its b-tree locks): there more workers only add contention. On a
@@ -328,7 +314,7 @@ static int rm_run(void *opts)
 	    .xdev = true,
 	    .report_mounts = true,
 	    .restart_on_resume = true,
-	    .inode_order = nroots && wants_inode_order(type),
+	    .inode_order = nroots && fs_inode_ordered(type),
 	    .excludes = excludes,
 	    .nexcludes = nexcludes,
 	    .visitor = {.ctx = &c, .local_size = sizeof(struct local), .entry = rm_entry, .dir_done = rm_dir_done,

@@ -60,7 +60,8 @@ struct worker {
 	size_t batch_bytes;
 	char *buf;
 	const struct linux_dirent64 **order;
-	struct statx stx;
+	struct statx stx[WALK_CHUNK];
+	struct walk_entry ents[WALK_CHUNK];
 	struct sbuf scratch;
 };
 
@@ -317,29 +318,42 @@ static void visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir
 		throttle_take(w->cfg.throttle, count);
 	if ((w->cfg.stat_mask || w->cfg.inode_order) && count > 1)
 		qsort(wk->order, count, sizeof(*wk->order), cmp_ino);
-	for (size_t i = 0; i < count; i++) {
-		const struct linux_dirent64 *de = wk->order[i];
-		struct walk_entry e = {de->d_name, strlen(de->d_name), de->d_type, de->d_ino, NULL};
-		atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
-		if (w->cfg.stat_mask || e.type == DT_UNKNOWN) {
-			unsigned mask = w->cfg.stat_mask | STATX_TYPE;
-			if (statx(d->fd, e.name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask, &wk->stx) != 0) {
-				int err = errno;
-				if (!vanished(err)) {
-					sbuf_clear(&wk->scratch);
-					walk_path(&wk->scratch, d, &e);
-					errlog_report(&wk->errs, wk->scratch.data, wk->scratch.len, "stat", err);
-					r->keep = true;
+	/* A chunk at a time: its entries statted, shown to the visitor's prepare, then visited. */
+	for (size_t base = 0; base < count; base += WALK_CHUNK) {
+		size_t end = count - base > WALK_CHUNK ? base + WALK_CHUNK : count, m = 0;
+		for (size_t i = base; i < end; i++) {
+			const struct linux_dirent64 *de = wk->order[i];
+			struct walk_entry *e = &wk->ents[m];
+			*e = (struct walk_entry){de->d_name, strlen(de->d_name), de->d_type, de->d_ino, NULL};
+			atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
+			if (w->cfg.stat_mask || e->type == DT_UNKNOWN) {
+				unsigned mask = w->cfg.stat_mask | STATX_TYPE;
+				struct statx *stx = &wk->stx[m];
+				if (statx(d->fd, e->name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask, stx) != 0) {
+					int err = errno;
+					if (!vanished(err)) {
+						sbuf_clear(&wk->scratch);
+						walk_path(&wk->scratch, d, e);
+						errlog_report(&wk->errs, wk->scratch.data, wk->scratch.len, "stat", err);
+						r->keep = true;
+					}
+					continue;
 				}
-				continue;
+				e->type = mode_to_dtype(stx->stx_mode);
+				e->stx = stx;
 			}
-			e.type = mode_to_dtype(wk->stx.stx_mode);
-			e.stx = &wk->stx;
+			m++;
 		}
-		if (w->cfg.visitor.entry(w->cfg.visitor.ctx, wk->local, d, &e, &wk->errs))
-			r->keep = true;
-		else if (e.type == DT_DIR)
-			add_kid(wk, r, &e);
+		if (w->cfg.visitor.prepare && m)
+			w->cfg.visitor.prepare(w->cfg.visitor.ctx, wk->local, d, wk->ents, m);
+		for (size_t i = 0; i < m; i++) {
+			const struct walk_entry *e = &wk->ents[i];
+			atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
+			if (w->cfg.visitor.entry(w->cfg.visitor.ctx, wk->local, d, e, &wk->errs))
+				r->keep = true;
+			else if (e->type == DT_DIR)
+				add_kid(wk, r, e);
+		}
 	}
 	wk->batch_bytes += count * (d->pathlen + 256);
 }
@@ -413,9 +427,9 @@ static void visit_roots(struct walk *w)
 	for (size_t i = 0; i < w->cfg.nroots; i++) {
 		const char *p = w->cfg.roots[i];
 		struct walk_entry e = {p, strlen(p), DT_DIR, 0, NULL};
-		if (statx(w->rootfd[i], "", AT_EMPTY_PATH, w->cfg.stat_mask | STATX_TYPE | STATX_INO, &wk->stx) == 0) {
-			e.ino = wk->stx.stx_ino;
-			e.stx = w->cfg.stat_mask ? &wk->stx : NULL;
+		if (statx(w->rootfd[i], "", AT_EMPTY_PATH, w->cfg.stat_mask | STATX_TYPE | STATX_INO, &wk->stx[0]) == 0) {
+			e.ino = wk->stx[0].stx_ino;
+			e.stx = w->cfg.stat_mask ? &wk->stx[0] : NULL;
 		} else if (w->cfg.stat_mask) {
 			errlog_report(&wk->errs, p, e.namelen, "stat", errno);
 			e.stx = NULL;
@@ -697,6 +711,8 @@ void walk_free(struct walk *w)
 	walk_join(w);
 	for (int i = 0; i < w->cfg.threads; i++) {
 		struct worker *wk = &w->workers[i];
+		if (w->cfg.visitor.local_free && wk->local)
+			w->cfg.visitor.local_free(w->cfg.visitor.ctx, wk->local);
 		free(wk->local);
 		free(wk->buf);
 		free(wk->order);

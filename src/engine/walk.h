@@ -45,6 +45,10 @@ struct walk_entry {
 	const struct statx *stx;
 };
 
+/* Entries are statted and visited a chunk of at most this many at a time (in inode order where
+ * the walk sorts them), so a visitor's prepare sees the next entries before visiting them. */
+#define WALK_CHUNK 64
+
 struct walk_visitor {
 	void *ctx;
 	size_t local_size; /* bytes of per-worker batch state, zeroed at start */
@@ -53,6 +57,10 @@ struct walk_visitor {
 	 * stays in place although the visitor wanted it gone (post-order walks keep its parents). */
 	bool (*entry)(void *ctx, void *local, const struct walk_dir *d, const struct walk_entry *e,
 		      struct errbatch *errs);
+	/* Optional: called (no lock held) with the next n entries of directory d, each statted as
+	 * entry will see it, before they are visited one by one in that order (with these very
+	 * walk_entry objects): a chance to start their I/O together. */
+	void (*prepare)(void *ctx, void *local, const struct walk_dir *d, const struct walk_entry *es, size_t n);
 	/* Post-order (NULL for none): called once a directory and everything under it has been
 	 * visited, deepest first, with keep set when something under it stays (an entry kept, an
 	 * excluded one, a failure, a mount point). Returns true when the directory itself stays
@@ -60,6 +68,8 @@ struct walk_visitor {
 	bool (*dir_done)(void *ctx, void *local, const struct walk_dir *d, bool keep, struct errbatch *errs);
 	/* Fold the batch into the totals and emit its output (engine lock held); reset local. */
 	void (*commit)(void *ctx, void *local);
+	/* Optional: release what a worker's local holds (walk_free, after the workers have ended). */
+	void (*local_free)(void *ctx, void *local);
 	/* Append the command's part of a snapshot / read it back (engine lock held). */
 	void (*save)(void *ctx, struct sbuf *b);
 	bool (*load)(void *ctx, struct deser *d);

@@ -33,6 +33,9 @@ struct copy_src {
 int copy_data(int in, int out, const struct copy_src *src, struct throttle *bw, uint64_t *bytes,
 	      _Atomic uint64_t *live, const char **op);
 
+/* The same for a file whose data is already in memory (prefetched): write data[0, len) to out. */
+int copy_buffer(const void *data, size_t len, int out, uint64_t *bytes, _Atomic uint64_t *live, const char **op);
+
 /*
  * Compare the first size bytes of a and b (bw, may be NULL, taken per chunk read from a; *bytes
  * and *live, as for copy_data, grow by the bytes read from a). Returns 0 when equal; 1 when they differ or one ends early,

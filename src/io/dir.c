@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "util/util.h"
@@ -98,4 +99,10 @@ fail:
 		errno = e;
 	}
 	return -1;
+}
+
+unsigned long fs_type(const char *path)
+{
+	struct statfs sf;
+	return statfs(path, &sf) == 0 ? (unsigned long)sf.f_type : 0;
 }

@@ -34,6 +34,18 @@ int dir_open_at(int dirfd, const char *rel, size_t rel_len);
  * an fd used only as a base for *at calls, or opened for this). */
 int dir_is_empty(int fd, const char *const *ignore);
 
+/* Filesystem types (statfs f_type) whose behaviour commands choose by. */
+#define FS_EXT 0xEF53UL       /* ext2/3/4 */
+#define FS_XFS 0x58465342UL   /* XFS */
+#define FS_BTRFS 0x9123683EUL /* btrfs */
+
+/* The filesystem type of path (statfs's f_type), or 0. */
+unsigned long fs_type(const char *path);
+
+/* Filesystems on block devices whose directories are hash-ordered while inode numbers follow
+ * where the data was laid down: taking a directory's entries in inode order saves seeks there. */
+static inline int fs_inode_ordered(unsigned long type) { return type == FS_EXT || type == FS_XFS || type == FS_BTRFS; }
+
 /* Is this entry "." or ".."? */
 static inline int dir_is_dot(const char *n) { return n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2])); }
 

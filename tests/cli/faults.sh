@@ -100,27 +100,44 @@ CB=$S/cb
 "$MKTREE" "$CB/t" --files 300 --fanout 10 --size 3000 >/dev/null
 ln -s f0 "$CB/t/d0/d0/sl"
 CM=$S/cm
-ff_mount cs "$CB" "$CM" --direct-io --rule 'opendir:/t/d0/d3:EIO' --rule 'readdir:/t/d1/d4:EIO' \
-	--rule 'open:/t/d1/d1/f1:EIO' --rule 'read:/t/d1/d2/f2:EIO' --rule 'readlink:/t/d0/d0/sl:EIO' \
-	--rule 'listxattr:/t/d0/d1/f1:EIO'
-"$MYRIAD" copy --no-state --errors "$S/cs.errs" "$CM/t" "$S/cs.dst" >/dev/null 2>"$S/cs.err"
-expect_eq "copy from a failing SRC: exit 1" 1 $?
-want="$CM/t/d0/d0/sl readlink
+# failing_src TAG PREFETCH LABEL: copy from faultfs with MYRIAD_PREFETCH=PREFETCH (auto: not on
+# FUSE; on: small files opened and read ahead through io_uring, whose failures must be reported as
+# once, too).
+failing_src() {
+	ff_mount "$1" "$CB" "$CM" --direct-io --rule 'opendir:/t/d0/d3:EIO' --rule 'readdir:/t/d1/d4:EIO' \
+		--rule 'open:/t/d1/d1/f1:EIO' --rule 'read:/t/d1/d2/f2:EIO' --rule 'readlink:/t/d0/d0/sl:EIO' \
+		--rule 'listxattr:/t/d0/d1/f1:EIO'
+	rm -rf "$S/cs.dst"
+	MYRIAD_PREFETCH=$2 "$MYRIAD" copy --no-state --errors "$S/cs.errs" --json "$S/cs.json" "$CM/t" "$S/cs.dst" \
+		>/dev/null 2>"$S/cs.err"
+	expect_eq "copy from a failing SRC$3: exit 1" 1 $?
+	local ahead
+	ahead=$(json_num "$S/cs.json" files_read_ahead)
+	if [ "$2" = on ]; then
+		[ "$ahead" -gt 200 ] && ok "copy from a failing SRC$3: $ahead files came from the read-ahead" ||
+			fail "copy from a failing SRC$3: files_read_ahead $ahead"
+	else
+		expect_eq "copy from a failing SRC$3: not read ahead on FUSE" 0 "$ahead"
+	fi
+	want="$CM/t/d0/d0/sl readlink
 $CM/t/d0/d1/f1 listxattr
 $CM/t/d0/d3 open
 $CM/t/d1/d1/f1 open
 $CM/t/d1/d2/f2 read
 $CM/t/d1/d4 readdir"
-expect_eq "copy from a failing SRC: each error reported once, with the SRC path" "$want" "$(errors "$S/cs.errs")"
-expect_eq "copy from a failing SRC: stderr names path, operation and reason" \
-	"$(echo "$want" | sed 's/^/myriad copy: /; s/ \([a-z]*\)$/: \1: Input\/output error/')" "$(sort "$S/cs.err")"
-(cd "$CB/t" && find . -mindepth 1 ! -path './d0/d3/*' ! -path './d1/d4/*' ! -path ./d1/d1/f1 ! -path ./d1/d2/f2 \
-	! -path ./d0/d1/f1 ! -path ./d0/d0/sl ! -type d | sort) >"$S/cs.list"
-expect_eq "copy from a failing SRC: everything else is copied ($(wc -l <"$S/cs.list") entries)" \
-	"$(digest_except "$CB/t" "$S/cs.list")" "$(digest_except "$S/cs.dst" "$S/cs.list")"
-ff_umount cs "$CM"
-expect_eq "copy from a failing SRC: no failed operation is tried twice" \
-	"listxattr 1 open 1 opendir 1 read 1 readdir 1 readlink 1" "$(fails cs)"
+	expect_eq "copy from a failing SRC$3: each error reported once, with the SRC path" "$want" "$(errors "$S/cs.errs")"
+	expect_eq "copy from a failing SRC$3: stderr names path, operation and reason" \
+		"$(echo "$want" | sed 's/^/myriad copy: /; s/ \([a-z]*\)$/: \1: Input\/output error/')" "$(sort "$S/cs.err")"
+	(cd "$CB/t" && find . -mindepth 1 ! -path './d0/d3/*' ! -path './d1/d4/*' ! -path ./d1/d1/f1 ! -path ./d1/d2/f2 \
+		! -path ./d0/d1/f1 ! -path ./d0/d0/sl ! -type d | sort) >"$S/cs.list"
+	expect_eq "copy from a failing SRC$3: everything else is copied ($(wc -l <"$S/cs.list") entries)" \
+		"$(digest_except "$CB/t" "$S/cs.list")" "$(digest_except "$S/cs.dst" "$S/cs.list")"
+	ff_umount "$1" "$CM"
+	expect_eq "copy from a failing SRC$3: no failed operation is tried twice" \
+		"listxattr 1 open 1 opendir 1 read 1 readdir 1 readlink 1" "$(fails "$1")"
+}
+failing_src cs auto ""
+failing_src csp on " (small files read ahead)"
 ff_mount cs2 "$CB" "$CM"
 "$MYRIAD" copy --no-state "$CM/t" "$S/cs.dst" >/dev/null 2>&1
 expect_eq "copy from a failing SRC: healed, the same command completes" 0 $?

@@ -1,0 +1,163 @@
+/* prefetch: a batch of small files read through one io_uring submission (see prefetch.h). */
+#include "io/prefetch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "util/util.h"
+
+struct slot {
+	const char *name;
+	int fd, err;
+	size_t off, size;
+	bool queued, done, taken, full; /* full: the read returned all size bytes */
+};
+
+struct prefetch {
+	struct io_uring ring;
+	char *buf;
+	struct slot slot[PREFETCH_FILES];
+	size_t n, used, queued, submitted, inflight;
+	bool broken; /* the ring failed: requests may still write into buf, so neither is reused */
+};
+
+static atomic_bool unavailable;
+
+struct prefetch *prefetch_new(void)
+{
+	if (atomic_load(&unavailable))
+		return NULL;
+	struct prefetch *p = xcalloc(1, sizeof(*p));
+	if (io_uring_queue_init(PREFETCH_FILES, &p->ring, 0) != 0) {
+		atomic_store(&unavailable, true); /* ENOSYS, EPERM (io_uring_disabled, seccomp), ENOMEM */
+		free(p);
+		return NULL;
+	}
+	p->buf = xmalloc(PREFETCH_BYTES);
+	return p;
+}
+
+void prefetch_free(struct prefetch *p)
+{
+	if (!p)
+		return;
+	prefetch_reset(p);
+	if (p->broken)
+		return; /* left alone on purpose: see struct prefetch */
+	io_uring_queue_exit(&p->ring);
+	free(p->buf);
+	free(p);
+}
+
+/* Waiting on the ring failed (not the files' answer): what is in flight is read as usual. */
+static void give_up(struct prefetch *p)
+{
+	p->broken = true;
+	for (size_t i = 0; i < p->n; i++)
+		p->slot[i].done = true;
+	p->inflight = 0;
+}
+
+/* Wait for one completion and record it. */
+static void reap_one(struct prefetch *p)
+{
+	struct io_uring_cqe *cqe;
+	int rc;
+	do
+		rc = io_uring_wait_cqe(&p->ring, &cqe);
+	while (rc == -EINTR || rc == -EAGAIN || rc == -ETIME);
+	if (rc < 0) {
+		give_up(p);
+		return;
+	}
+	struct slot *s = &p->slot[cqe->user_data];
+	int res = cqe->res;
+	io_uring_cqe_seen(&p->ring, cqe);
+	s->done = true;
+	p->inflight--;
+	if (res >= 0)
+		s->full = (size_t)res == s->size;
+	else if (res != -EAGAIN && res != -EINTR && res != -ECANCELED)
+		s->err = -res; /* (those three: not the file's answer; it is read as usual) */
+}
+
+void prefetch_reset(struct prefetch *p)
+{
+	while (p->inflight && !p->broken)
+		reap_one(p);
+	for (size_t i = 0; i < p->n; i++)
+		if (!p->slot[i].taken && p->slot[i].fd >= 0)
+			close(p->slot[i].fd);
+	p->n = p->used = p->queued = p->submitted = 0;
+}
+
+bool prefetch_add(struct prefetch *p, int dirfd, const char *name, size_t size)
+{
+	if (p->broken || p->n == PREFETCH_FILES || p->used + size > PREFETCH_BYTES)
+		return false;
+	struct slot *s = &p->slot[p->n];
+	*s = (struct slot){.name = name, .fd = -1, .off = p->used, .size = size};
+	s->fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
+	if (s->fd < 0 && errno == EPERM) /* O_NOATIME on a file that is not ours */
+		s->fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->fd < 0) {
+		s->err = errno;
+		s->done = true;
+	} else {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&p->ring);
+		if (sqe) {
+			io_uring_prep_read(sqe, s->fd, p->buf + s->off, size, 0);
+			sqe->user_data = p->n;
+			s->queued = true;
+			p->queued++;
+			p->used += (size + 63) & ~(size_t)63;
+		} else {
+			s->done = true; /* (cannot happen: the ring has a slot per file) read as usual */
+		}
+	}
+	p->n++;
+	return true;
+}
+
+void prefetch_submit(struct prefetch *p)
+{
+	while (p->submitted < p->queued && !p->broken) {
+		int rc = io_uring_submit(&p->ring);
+		if (rc == -EINTR || rc == -EAGAIN)
+			continue;
+		if (rc <= 0) {
+			/* The rest were never submitted: they are read as usual. The ring keeps them
+			 * queued, so it is not used again. */
+			for (size_t i = 0, k = 0; i < p->n; i++)
+				if (p->slot[i].queued && k++ >= p->submitted)
+					p->slot[i].done = true;
+			p->broken = true;
+			break;
+		}
+		p->submitted += rc;
+		p->inflight += rc;
+	}
+}
+
+bool prefetch_take(struct prefetch *p, const char *name, struct prefetched *out)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		struct slot *s = &p->slot[i];
+		if (s->name != name || s->taken)
+			continue;
+		while (!s->done)
+			reap_one(p);
+		s->taken = true;
+		*out = (struct prefetched){s->fd, s->err, NULL, 0};
+		if (s->fd >= 0 && s->full && !s->err) {
+			out->data = p->buf + s->off;
+			out->len = s->size;
+		}
+		return true;
+	}
+	return false;
+}
