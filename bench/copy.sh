@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/copy.sh: `myriad copy` against rsync -aHAX and cp -a, from one ext4 image to another.
 #
-#   sudo bench/copy.sh [--files N] [--runs R] [--only speed|resume|bwlimit] [--keep]
+#   sudo bench/copy.sh [--files N] [--runs R] [--only speed|resume|bwlimit|rate] [--keep]
 #
 # Two sparse loop-mounted ext4 images: SRC holds the source tree, made once; DST is made a fresh
 # ext4 again (mkfs, outside the timing) before every copy, so every run of every tool writes into
@@ -17,6 +17,9 @@
 #            nothing                            bars: 0 differences, both times
 #   bwlimit  myriad copy --bwlimit 20M of the four 100 MiB files, R rounds: bytes copied / wall
 #            time including `sync -f DST`       bar: within 10% of 20 MiB/s
+#   rate     myriad copy --rate R of the N-file tree, R = N/20 entries/s (about 20 s), R rounds;
+#            the progress line every second, time-stamped as it arrives: entries per second over
+#            every 10-second window of each run      bar: every window within 10% of R
 # Prints per-section tables (median, min, max wall seconds), ratios, then a summary of the bars
 # with PASS/MISS. The exit status is 0 when the bench ran, whatever the bars say.
 #
@@ -49,7 +52,7 @@ while [ $# -gt 0 ]; do
 done
 case $FILES in '' | *[!0-9]*) echo "copy.sh: --files: not a number: $FILES" >&2; exit 2 ;; esac
 case $RUNS in '' | *[!0-9]* | 0) echo "copy.sh: --runs: not a positive number: $RUNS" >&2; exit 2 ;; esac
-case $ONLY in '' | speed | resume | bwlimit) ;; *) echo "copy.sh: --only: speed, resume or bwlimit, not $ONLY" >&2; exit 2 ;; esac
+case $ONLY in '' | speed | resume | bwlimit | rate) ;; *) echo "copy.sh: --only: speed, resume, bwlimit or rate, not $ONLY" >&2; exit 2 ;; esac
 [ "$FILES" -ge 100 ] || { echo "copy.sh: --files must be at least 100" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "copy.sh: needs root (loop mounts, drop_caches): sudo $0 $*" >&2; exit 2; }
 
@@ -293,6 +296,38 @@ if want bwlimit; then
 	bar_check "bwlimit: rate / 20 MiB/s" "$rel" "<=" 1.10 bwlimit/myriad
 	bar_check "bwlimit: differences after the copy" "$n" "<=" 0 bwlimit/myriad
 	S=$S_ALL
+fi
+
+if want rate; then
+	wait_quiet
+	RATE=$((FILES / 20))
+	section rate "myriad copy --rate $RATE of the $(human "$FILES")-file tree; entries/s over every 10 s window"
+	# STAMP FILE CMD...: run CMD, its stderr's progress lines (one a line when stderr is not a
+	# terminal) to FILE, each prefixed with the time it arrived.
+	# shellcheck disable=SC2016 # expanded by that bash
+	STAMP=(bash -c 'f=$1; shift; "$@" 2> >(while IFS= read -r l; do echo "$EPOCHREALTIME $l"; done >"$f")
+		rc=$?; wait $!; exit $rc' stamp)
+	: >"$WORK/rate.windows"
+	for r in $(seq "$RUNS"); do
+		cold_dst
+		t0=$EPOCHREALTIME
+		"${STAMP[@]}" "$WORK/rate.$r" "$MYRIAD" copy --no-state --progress 1 --rate "$RATE" "$S/tree" "$D" >/dev/null ||
+			echo "   run $r: myriad exited $?"
+		bench_log "rate run $r: $(secs_since "$t0") s"
+		# Windows: from every sample, to the first sample at least 10 s later.
+		awk -v r="$r" 'BEGIN { n = 0 } { gsub(",", ""); for (i = 1; i <= NF; i++) if ($i == "entries" && $(i + 1) ~ /\/s$/) { t[n] = $1; e[n] = $(i - 1); n++ } }
+			END { for (a = 0; a < n; a++) for (b = a + 1; b < n; b++) if (t[b] - t[a] >= 10) {
+				printf "%d %.2f %.1f\n", r, t[a] - t[0], (e[b] - e[a]) / (t[b] - t[a]); break } }' \
+			"$WORK/rate.$r" >>"$WORK/rate.windows"
+	done
+	read -r nw lo hi <<<"$(awk 'NR == 1 { lo = hi = $3 } { if ($3 < lo) lo = $3; if ($3 > hi) hi = $3 }
+		END { print NR, lo + 0, hi + 0 }' "$WORK/rate.windows")"
+	rlo=$(awk -v a="$lo" -v r="$RATE" 'BEGIN { printf "%.3f", a / r }')
+	rhi=$(awk -v a="$hi" -v r="$RATE" 'BEGIN { printf "%.3f", a / r }')
+	echo "   $nw windows of 10 s over $RUNS runs: $lo to $hi entries/s (${rlo}x to ${rhi}x the $RATE asked)"
+	[ "$nw" -gt 0 ] || { rlo=0 rhi=0; echo "   no 10 s window measured (runs shorter than 10 s?)"; }
+	bar_check "rate: slowest 10 s window / rate asked" "$rlo" ">=" 0.90
+	bar_check "rate: fastest 10 s window / rate asked" "$rhi" "<=" 1.10
 fi
 
 [ "$WAITED" = 0 ] || echo "note: waited $WAITED s in all for other benches to finish"
