@@ -325,9 +325,9 @@ static void visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir
 			const struct linux_dirent64 *de = wk->order[i];
 			struct walk_entry *e = &wk->ents[m];
 			*e = (struct walk_entry){de->d_name, strlen(de->d_name), de->d_type, de->d_ino, NULL};
-			atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
 			if (w->cfg.stat_mask || e->type == DT_UNKNOWN) {
 				unsigned mask = w->cfg.stat_mask | STATX_TYPE;
+				atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
 				struct statx *stx = &wk->stx[m];
 				if (statx(d->fd, e->name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask, stx) != 0) {
 					int err = errno;
