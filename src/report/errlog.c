@@ -29,7 +29,7 @@ void errlog_close(struct errlog *l)
 
 void escape_path(struct sbuf *b, const char *path, size_t len)
 {
-	for (size_t i = 0; i < len; i++) {
+	for (size_t i = 0, n; i < len; i++) {
 		unsigned char c = path[i];
 		if (c == '\n')
 			sbuf_add(b, "\\n", 2);
@@ -39,8 +39,12 @@ void escape_path(struct sbuf *b, const char *path, size_t len)
 			sbuf_add(b, "\\\\", 2);
 		else if (c < 0x20 || c == 0x7f)
 			sbuf_printf(b, "\\x%02x", c);
-		else
+		else if (c < 0x80)
 			sbuf_addc(b, c);
+		else if ((n = utf8_len((const unsigned char *)path + i, len - i)) != 0)
+			sbuf_add(b, path + i, n), i += n - 1; /* a whole character */
+		else
+			sbuf_printf(b, "\\x%02x", c); /* not UTF-8: a terminal would garble it */
 	}
 }
 

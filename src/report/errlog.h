@@ -47,7 +47,8 @@ void errlog_stderr_limit(uint64_t n);
 /* Fold a batch into the log (caller holds the lock that orders commits). */
 void errlog_commit(struct errlog *l, struct errbatch *b);
 
-/* Append path to b with unprintable bytes escaped (\n, \t, \xNN), for messages meant for people. */
+/* Append path to b for messages meant for people: control characters, backslashes and bytes that
+ * are not part of valid UTF-8 escaped (\n, \t, \\, \xNN); valid UTF-8 as it is. */
 void escape_path(struct sbuf *b, const char *path, size_t len);
 
 #endif

@@ -5,38 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if the bytes there are not valid UTF-8. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	size_t len;
-	unsigned min;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		min = 0x80;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		min = 0x800;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	unsigned cp = c & (0xff >> (len + 1));
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
+#include "util/util.h"
 
 void json_string(struct sbuf *b, const char *s, size_t len)
 {

@@ -196,3 +196,35 @@ int write_all(int fd, const void *buf, size_t len)
 	}
 	return 0;
 }
+
+size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len;
+	unsigned min;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	unsigned cp = c & (0xff >> (len + 1));
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}

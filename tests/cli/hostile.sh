@@ -289,6 +289,8 @@ if is_root && command -v setpriv >/dev/null; then
 	chmod 644 "$U/src/noexec" # listable, not searchable
 	"${N[@]}" "$S/bin/myriad" walk --state "$S/nst/w" --errors "$S/nout/u1" --json "$S/nout/u1.json" "$U/src" >/dev/null 2>"$S/err"
 	expect_eq "nobody, walk: exit 1" 1 $?
+	expect_eq "nobody, walk: stderr shows the name escaped (newline, invalid UTF-8)" \
+		"myriad walk: $U/src/locked\\n\\xff: open: Permission denied" "$(cat "$S/err")"
 	same_bytes "nobody, walk: the unreadable directory is reported, its name's bytes back" "$S/nout/u1" path "$U/src/$L"
 	expect_eq "nobody, walk: everything else is counted" 7 "$(json_num "$S/nout/u1.json" entries)"
 	"${N[@]}" "$S/bin/myriad" copy --state "$S/nst/c" --errors "$S/nout/u2" "$U/src" "$U/dst/c" >/dev/null 2>"$S/err"

@@ -1,4 +1,5 @@
-/* Unit tests for json: escaping, and the reversible encoding of arbitrary path bytes. */
+/* Unit tests for json: escaping, and the reversible encoding of arbitrary path bytes; and the
+ * escaping of paths in messages for people (errlog's escape_path). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/errlog.h"
 #include "report/json.h"
 
 static void roundtrip(const char *s, size_t len)
@@ -91,6 +93,22 @@ static void writer_manages_separators(void **state)
 	sbuf_free(&b);
 }
 
+/* Messages for people (stderr, the progress line): valid UTF-8 kept, every other byte that a
+ * terminal would garble or hide escaped. */
+static void messages_escape_what_is_not_text(void **state)
+{
+	(void)state;
+	static const char in[] = "a\xc3\xa9\xff\xfe\n\t\\\x01\xe2\x82\xac\xe2\x82\xed\xa0\x80\xc0\xaf\xf0\x9f\x98\x80z\xe2";
+	struct sbuf b = {0};
+	escape_path(&b, in, sizeof(in) - 1);
+	sbuf_addc(&b, 0);
+	/* é, € and the emoji as they are; \xed\xa0\x80 is a surrogate, \xc0\xaf an overlong '/', and
+	 * \xe2\x82 (before the surrogate) and \xe2 (at the end) cut sequences: escaped byte by byte. */
+	assert_string_equal(b.data, "a\xc3\xa9\\xff\\xfe\\n\\t\\\\\\x01\xe2\x82\xac\\xe2\\x82\\xed\\xa0\\x80\\xc0\\xaf"
+				    "\xf0\x9f\x98\x80z\\xe2");
+	sbuf_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -99,6 +117,7 @@ int main(void)
 	    cmocka_unit_test(valid_utf8_is_kept),
 	    cmocka_unit_test(every_byte_string_roundtrips),
 	    cmocka_unit_test(writer_manages_separators),
+	    cmocka_unit_test(messages_escape_what_is_not_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
