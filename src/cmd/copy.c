@@ -846,6 +846,10 @@ static void copy_prepare(void *ctx, void *lp, const struct walk_dir *d, const st
 {
 	struct copy *c = ctx;
 	struct local *l = lp;
+	/* First the last batch goes (its names pointed into a getdents buffer that may have been
+	 * reused since: prefetch_take matches by address). */
+	if (l->pf)
+		prefetch_reset(l->pf);
 	if (!c->prefetch || atomic_load(&c->stopping))
 		return;
 	if (!l->pf) {
@@ -855,7 +859,6 @@ static void copy_prepare(void *ctx, void *lp, const struct walk_dir *d, const st
 		if (!(l->pf = prefetch_new()))
 			return;
 	}
-	prefetch_reset(l->pf);
 	if (dst_dir(c, l, d) < 0 || !l->cfresh)
 		return;
 	for (size_t i = 0; i < n; i++) {
