@@ -170,6 +170,25 @@ else
 	skip "faultfs needs root and /dev/fuse"
 fi
 
+# The read-ahead's edges: sizes around its 64 KiB limit, an empty file, a hard-linked small file,
+# a symlink, a fifo, and more 60 KB files than its 1 MiB buffer holds, in one directory.
+P=$S/pf
+mkdir -p "$P/d"
+for n in 0 1 4095 4096 65535 65536 65537 200000; do head -c "$n" /dev/urandom >"$P/d/size$n"; done
+for i in $(seq 40); do head -c 60000 /dev/urandom >"$P/d/big$i"; done
+ln "$P/d/size4096" "$P/d/linked"
+ln -s size1 "$P/d/sym"
+mkfifo "$P/d/fifo"
+MYRIAD_PREFETCH=on "$MYRIAD" copy --no-state --json "$S/pf.json" "$P" "$S/pfdst" >/dev/null 2>"$S/err"
+expect_eq "read-ahead edges: exit 0" 0 $?
+same_tree "$P" "$S/pfdst" && ok "read-ahead edges: identical by digest" || fail "read-ahead edges: digests differ"
+expect_eq "read-ahead edges: hard link kept" "$(stat -c %i "$S/pfdst/d/size4096")" "$(stat -c %i "$S/pfdst/d/linked")"
+ahead=$(json_num "$S/pf.json" files_read_ahead)
+# 44 candidates (1 B .. 64 KiB, one link): at least a full buffer's worth (17 of 60 KB), and
+# never a file over 64 KiB, an empty one or a linked one.
+[ "$ahead" -ge 17 ] && [ "$ahead" -le 44 ] && ok "read-ahead edges: $ahead of 44 candidates read ahead" ||
+	fail "read-ahead edges: files_read_ahead $ahead"
+
 if mount_image ext4 64M "$S/img" 2>/dev/null; then
 	E=$S/esrc
 	"$MKTREE" "$E" --files 40 --fanout 10 --size 1000000 >/dev/null
