@@ -406,7 +406,7 @@ static bool fill_file(struct copy *c, struct local *l, const struct walk_dir *d,
 	const struct statx *s = e->stx;
 	struct copy_src src = {s->stx_size, s->stx_blocks, makedev(s->stx_dev_major, s->stx_dev_minor)};
 	int rc;
-	if (l->pre.data) { /* read ahead by copy_prepare: all of it, read after the statx */
+	if (l->pre.data && l->pre.len == src.size) { /* read ahead by copy_prepare, after the statx */
 		rc = copy_buffer(l->pre.data, l->pre.len, out, &bytes, &c->live_bytes, &op);
 		l->ahead++;
 	}
@@ -1377,12 +1377,8 @@ static int copy_run(void *opts)
 	c.link_dir = c.job.ckpt ? ckpt_dir(c.job.ckpt) : NULL;
 	c.links = linkmap_new(o->link_memory, c.link_dir);
 	throttle_init(&c.bw, (double)bwlimit);
-	/* Read small files ahead where the source is a disk filesystem whose inode order follows
-	 * the data's (elsewhere, FUSE or network filesystems, it would only add a thread's worth of
-	 * waiting), and not when --bwlimit paces every chunk. */
-	const char *pf = getenv("MYRIAD_PREFETCH"); /* auto (unset), on, off: see myriad-copy(1) */
-	c.prefetch = !c.check && !c.dry_run && bwlimit == 0 &&
-		     (pf && !strcmp(pf, "on") ? true : pf && !strcmp(pf, "off") ? false : fs_inode_ordered(fs_type(c.src)));
+	/* Read small files ahead (not when --bwlimit paces every chunk). */
+	c.prefetch = !c.check && !c.dry_run && bwlimit == 0 && prefetch_wanted(c.src);
 	struct throttle throttle;
 	throttle_init(&throttle, rate);
 	char *roots[1] = {c.src};

@@ -20,6 +20,7 @@
 #include "engine/layout.h"
 #include "engine/pool.h"
 #include "io/dir.h"
+#include "io/prefetch.h"
 #include "report/json.h"
 #include "report/progress.h"
 #include "state/manifest.h"
@@ -35,7 +36,8 @@ static const char verify_help[] =
     "%s"
     "\n"
     "Findings (missing, wrong type, wrong size, corrupt, extra), each with its path, go to stderr\n"
-    "(the first 100) and all of them to --errors FILE.\n"
+    "(the first 100) and all of them to --errors FILE. On ext4, XFS and btrfs a leaf's small files\n"
+    "are read 64 at a time with one io_uring submission (MYRIAD_PREFETCH=off: one by one).\n"
     "Exit status: 0 the tree is exactly as fill made it; 1 it is not, or the fill never finished;\n"
     "2 DIR holds no manifest (or a bad one); 3 stopped by a signal with state saved.\n";
 
@@ -43,11 +45,20 @@ enum { P_MISSING, P_TYPE, P_SIZE, P_CORRUPT, P_EXTRA, P_N = VERIFY_PROBLEMS };
 static const char *const problem_names[] = {"missing", "wrong type", "wrong size", "corrupt", "extra"};
 static const char *const problem_keys[] = {"missing", "wrong_type", "wrong_size", "corrupt", "extra"};
 
+/* A file of the window of a leaf being checked (check_leaf). */
+struct leaf_file {
+	char name[32];
+	int err; /* its statx's errno (ENOENT: missing), or 0 */
+	struct statx stx;
+};
+
 struct local {
-	uint64_t checked, bytes;
+	uint64_t checked, bytes, ahead;
 	uint64_t problems[P_N];
 	char *buf, *want;
 	struct sbuf path;
+	struct leaf_file win[PREFETCH_FILES];
+	struct prefetch *pf; /* reads a window's files ahead (NULL: one by one) */
 };
 
 struct verify {
@@ -58,6 +69,8 @@ struct verify {
 	bool quick;
 	bool fs_root; /* DIR is a mount point: lost+found is the filesystem's */
 	uint64_t checked, bytes, expected;
+	uint64_t ahead; /* files of this run whose contents came from the read-ahead */
+	bool prefetch;  /* read a leaf's files ahead, a window at a time (check_leaf) */
 	uint64_t problems[P_N];
 	struct pool *pool;
 	struct job job;
@@ -125,18 +138,55 @@ static void io_error(struct local *l, struct errbatch *errs, const char *dirpath
 
 /* Compare file i's contents with the layout's. Returns a problem kind, -1 when intact, or -2
  * for an I/O error (*err, and *op: "open" or "read"). */
+/* Compare n bytes read at off of file i with what fill wrote there: true when equal, else
+ * *bad_at is the first differing offset. */
+static bool same_data(struct verify *v, struct local *l, uint64_t i, uint64_t off, const char *got, size_t n,
+		      uint64_t *bad_at)
+{
+	layout_file_data(&v->lay, i, off, l->want, n);
+	if (memcmp(got, l->want, n) == 0)
+		return true;
+	for (size_t k = 0; k < n; k++)
+		if (got[k] != l->want[k]) {
+			*bad_at = off + k;
+			break;
+		}
+	return false;
+}
+
+/* Check the contents of file i (name in dfd, of the expected size): -1 when right, or a problem
+ * (P_CORRUPT with *bad_at, P_SIZE when it changed while read, P_MISSING), or -2 with *err and
+ * *op. pre: what the read-ahead has of it (NULL: nothing; else its fd, which is closed here). */
 static int check_contents(struct verify *v, struct local *l, int dfd, const char *name, uint64_t i, uint64_t size,
-			  uint64_t *bad_at, int *err, const char **op)
+			  const struct prefetched *pre, uint64_t *bad_at, int *err, const char **op)
 {
 	*op = "open";
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = pre ? pre->fd : openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
+	if (!pre && fd < 0 && errno == EPERM) /* O_NOATIME on a file that is not ours */
+		fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
-		*err = errno;
-		return errno == ENOENT ? P_MISSING : -2;
+		*err = pre ? pre->err : errno;
+		return *err == ENOENT ? P_MISSING : -2;
 	}
 	*op = "read";
 	int r = -1;
 	uint64_t off = 0;
+	if (pre && pre->data) { /* read ahead: its first size + 1 bytes, asked for after the statx */
+		size_t n = pre->len > size ? size : pre->len;
+		if (!same_data(v, l, i, 0, pre->data, n, bad_at))
+			r = P_CORRUPT;
+		else if (pre->len != size)
+			r = P_SIZE;
+		else
+			l->bytes += n;
+		close(fd);
+		return r;
+	}
+	if (pre && pre->err) { /* its read, not retried */
+		*err = pre->err;
+		close(fd);
+		return -2;
+	}
 	for (;;) {
 		ssize_t n = read(fd, l->buf, READ_BUF);
 		if (n < 0) {
@@ -150,13 +200,7 @@ static int check_contents(struct verify *v, struct local *l, int dfd, const char
 			r = P_SIZE;
 			break;
 		}
-		layout_file_data(&v->lay, i, off, l->want, n);
-		if (memcmp(l->buf, l->want, n) != 0) {
-			for (ssize_t k = 0; k < n; k++)
-				if (l->buf[k] != l->want[k]) {
-					*bad_at = off + k;
-					break;
-				}
+		if (!same_data(v, l, i, off, l->buf, n, bad_at)) {
 			r = P_CORRUPT;
 			break;
 		}
@@ -169,47 +213,74 @@ static int check_contents(struct verify *v, struct local *l, int dfd, const char
 	return r;
 }
 
+/* Check the files of a leaf, PREFETCH_FILES at a time: each window's files are statted, those
+ * whose contents are to be compared read ahead together (l->pf, where there is one), then each
+ * is judged in order. */
 static void check_leaf(struct verify *v, struct local *l, int dfd, const char *path, uint64_t leaf, struct errbatch *errs)
 {
 	uint64_t first = leaf * v->lay.fanout, n = expected_in_leaf(v, leaf);
-	char name[32], detail[96];
-	for (uint64_t s = 0; s < n; s++) {
-		uint64_t i = first + s, size = layout_file_size(&v->lay, i);
-		layout_file_name(i, name);
-		l->checked++;
-		pool_progressed();
-		struct statx stx;
-		if (dfd < 0 || statx(dfd, name, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_SIZE, &stx) != 0) {
-			if (dfd >= 0 && errno != ENOENT)
-				io_error(l, errs, path, name, "stat", errno);
-			else
-				problem(l, errs, path, name, P_MISSING, NULL);
-			continue;
+	char detail[96];
+	for (uint64_t w = 0; w < n; w += PREFETCH_FILES) {
+		size_t wn = n - w < PREFETCH_FILES ? n - w : PREFETCH_FILES;
+		if (l->pf)
+			prefetch_reset(l->pf);
+		for (size_t k = 0; k < wn; k++) {
+			uint64_t i = first + w + k, size = layout_file_size(&v->lay, i);
+			struct leaf_file *f = &l->win[k];
+			layout_file_name(i, f->name);
+			f->err = 0;
+			if (dfd < 0 || statx(dfd, f->name, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_SIZE, &f->stx) != 0)
+				f->err = dfd < 0 ? ENOENT : errno;
+			else if (l->pf && !v->quick && S_ISREG(f->stx.stx_mode) && f->stx.stx_size == size && size > 0 &&
+				 size <= PREFETCH_FILE_MAX)
+				prefetch_add(l->pf, dfd, f->name, size + 1); /* + 1: a file grown since shows */
 		}
-		if (!S_ISREG(stx.stx_mode)) {
-			problem(l, errs, path, name, P_TYPE, "not a regular file");
-			continue;
+		if (l->pf)
+			prefetch_submit(l->pf);
+		for (size_t k = 0; k < wn; k++) {
+			uint64_t i = first + w + k, size = layout_file_size(&v->lay, i);
+			struct leaf_file *f = &l->win[k];
+			const char *name = f->name;
+			l->checked++;
+			pool_progressed();
+			if (f->err) {
+				if (f->err != ENOENT)
+					io_error(l, errs, path, name, "stat", f->err);
+				else
+					problem(l, errs, path, name, P_MISSING, NULL);
+				continue;
+			}
+			if (!S_ISREG(f->stx.stx_mode)) {
+				problem(l, errs, path, name, P_TYPE, "not a regular file");
+				continue;
+			}
+			if (f->stx.stx_size != size) {
+				snprintf(detail, sizeof(detail), "expected %llu bytes, found %llu", (unsigned long long)size,
+					 (unsigned long long)f->stx.stx_size);
+				problem(l, errs, path, name, P_SIZE, detail);
+				continue;
+			}
+			if (v->quick || size == 0)
+				continue;
+			uint64_t bad_at = 0;
+			int err = 0;
+			const char *op;
+			struct prefetched pre;
+			bool ahead = l->pf && prefetch_take(l->pf, name, &pre);
+			int r = check_contents(v, l, dfd, name, i, size, ahead ? &pre : NULL, &bad_at, &err, &op);
+			if (r == -2)
+				io_error(l, errs, path, name, op, err);
+			else if (r == P_CORRUPT) {
+				snprintf(detail, sizeof(detail), "first difference at byte %llu", (unsigned long long)bad_at);
+				problem(l, errs, path, name, P_CORRUPT, detail);
+			} else if (r >= 0)
+				problem(l, errs, path, name, r, r == P_SIZE ? "size changed while reading" : NULL);
+			if (ahead && pre.data)
+				l->ahead++;
 		}
-		if (stx.stx_size != size) {
-			snprintf(detail, sizeof(detail), "expected %llu bytes, found %llu", (unsigned long long)size,
-				 (unsigned long long)stx.stx_size);
-			problem(l, errs, path, name, P_SIZE, detail);
-			continue;
-		}
-		if (v->quick || size == 0)
-			continue;
-		uint64_t bad_at = 0;
-		int err = 0;
-		const char *op;
-		int r = check_contents(v, l, dfd, name, i, size, &bad_at, &err, &op);
-		if (r == -2)
-			io_error(l, errs, path, name, op, err);
-		else if (r == P_CORRUPT) {
-			snprintf(detail, sizeof(detail), "first difference at byte %llu", (unsigned long long)bad_at);
-			problem(l, errs, path, name, P_CORRUPT, detail);
-		} else if (r >= 0)
-			problem(l, errs, path, name, r, r == P_SIZE ? "size changed while reading" : NULL);
 	}
+	if (l->pf)
+		prefetch_reset(l->pf);
 }
 
 /* Is this entry of directory (level, index) one that fill made? */
@@ -242,6 +313,7 @@ static int verify_unit(void *ctx, void *lp, uint64_t u, struct errbatch *errs)
 	if (!l->buf) {
 		l->buf = xmalloc(READ_BUF);
 		l->want = xmalloc(READ_BUF);
+		l->pf = v->prefetch ? prefetch_new() : NULL;
 	}
 	unsigned level;
 	uint64_t index;
@@ -277,12 +349,23 @@ static int verify_unit(void *ctx, void *lp, uint64_t u, struct errbatch *errs)
 	return 0;
 }
 
+static void verify_local_free(void *ctx, void *lp)
+{
+	struct local *l = lp;
+	prefetch_free(l->pf);
+	free(l->buf);
+	free(l->want);
+	sbuf_free(&l->path);
+}
+
 static void verify_commit(void *ctx, void *lp)
 {
 	struct verify *v = ctx;
 	struct local *l = lp;
 	v->checked += l->checked;
 	v->bytes += l->bytes;
+	v->ahead += l->ahead;
+	l->ahead = 0;
 	for (int k = 0; k < P_N; k++)
 		v->problems[k] += l->problems[k];
 	l->checked = l->bytes = 0;
@@ -394,6 +477,7 @@ static void summary_json(struct verify *v, struct sbuf *b, double el, bool ok, b
 	json_u64(&j, "expected", v->expected);
 	json_u64(&j, "checked", v->checked);
 	json_u64(&j, "bytes_read", v->bytes);
+	json_u64(&j, "files_read_ahead", v->ahead);
 	for (int k = 0; k < P_N; k++)
 		json_u64(&j, problem_keys[k], v->problems[k]);
 	json_u64(&j, "errors", pool_errors(v->pool) - findings(v));
@@ -453,6 +537,7 @@ static int verify_run(void *opts)
 	const struct job_opts jo = o->jo;
 	v.quick = o->quick;
 	v.dir = o->dir;
+	v.prefetch = !v.quick && prefetch_wanted(v.dir);
 	v.dirfd = open(v.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (v.dirfd < 0) {
 		warnx_("%s: open: %s", v.dir, strerror(errno));
@@ -492,7 +577,7 @@ static int verify_run(void *opts)
 	    .units = total_units(&v.lay),
 	    .threads = threads,
 	    .visitor = {.ctx = &v, .local_size = sizeof(struct local), .run = verify_unit, .commit = verify_commit,
-			.save = verify_save, .load = verify_load},
+			.save = verify_save, .load = verify_load, .local_free = verify_local_free},
 	    .errlog = &v.job.errlog,
 	    .snapshot_name = job_snapshot_name(&v.job),
 	};

@@ -293,6 +293,8 @@ void pool_free(struct pool *p)
 		return;
 	pool_join(p);
 	for (int i = 0; i < p->cfg.threads; i++) {
+		if (p->cfg.visitor.local_free && p->workers[i].local)
+			p->cfg.visitor.local_free(p->cfg.visitor.ctx, p->workers[i].local);
 		free(p->workers[i].local);
 		sbuf_free(&p->workers[i].errs.lines);
 	}

@@ -26,6 +26,8 @@ struct pool_visitor {
 	int (*run)(void *ctx, void *local, uint64_t unit, struct errbatch *errs);
 	/* Fold the batch into the totals (lock held), reset local. */
 	void (*commit)(void *ctx, void *local);
+	/* Optional: release what a worker's local holds (pool_free, after the workers have ended). */
+	void (*local_free)(void *ctx, void *local);
 	/* Append / read back the command's part of a snapshot (lock held). */
 	void (*save)(void *ctx, struct sbuf *b);
 	bool (*load)(void *ctx, struct deser *d);

@@ -6,15 +6,28 @@
 #include <liburing.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "io/dir.h"
 #include "util/util.h"
+
+bool prefetch_wanted(const char *path)
+{
+	const char *pf = getenv("MYRIAD_PREFETCH");
+	if (pf && !strcmp(pf, "on"))
+		return true;
+	if (pf && !strcmp(pf, "off"))
+		return false;
+	return fs_inode_ordered(fs_type(path));
+}
 
 struct slot {
 	const char *name;
 	int fd, err;
 	size_t off, size;
-	bool queued, done, taken, full; /* full: the read returned all size bytes */
+	ssize_t res; /* bytes read, or -1 (no read) */
+	bool queued, done, taken;
 };
 
 struct prefetch {
@@ -80,7 +93,7 @@ static void reap_one(struct prefetch *p)
 	s->done = true;
 	p->inflight--;
 	if (res >= 0)
-		s->full = (size_t)res == s->size;
+		s->res = res;
 	else if (res != -EAGAIN && res != -EINTR && res != -ECANCELED)
 		s->err = -res; /* (those three: not the file's answer; it is read as usual) */
 }
@@ -100,7 +113,7 @@ bool prefetch_add(struct prefetch *p, int dirfd, const char *name, size_t size)
 	if (p->broken || p->n == PREFETCH_FILES || p->used + size > PREFETCH_BYTES)
 		return false;
 	struct slot *s = &p->slot[p->n];
-	*s = (struct slot){.name = name, .fd = -1, .off = p->used, .size = size};
+	*s = (struct slot){.name = name, .fd = -1, .off = p->used, .size = size, .res = -1};
 	s->fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
 	if (s->fd < 0 && errno == EPERM) /* O_NOATIME on a file that is not ours */
 		s->fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -153,9 +166,9 @@ bool prefetch_take(struct prefetch *p, const char *name, struct prefetched *out)
 			reap_one(p);
 		s->taken = true;
 		*out = (struct prefetched){s->fd, s->err, NULL, 0};
-		if (s->fd >= 0 && s->full && !s->err) {
+		if (s->fd >= 0 && s->res >= 0 && !s->err) {
 			out->data = p->buf + s->off;
-			out->len = s->size;
+			out->len = (size_t)s->res;
 		}
 		return true;
 	}

@@ -23,6 +23,11 @@
 #define PREFETCH_FILE_MAX (64u << 10) /* larger files are not prefetched */
 #define PREFETCH_BYTES (1u << 20)   /* the buffer: data per batch */
 
+/* Should files under path be read ahead? MYRIAD_PREFETCH=on or off says so; otherwise (auto) yes
+ * where path is on ext2/3/4, XFS or btrfs: disk filesystems whose inode order follows where the
+ * data lies. Elsewhere (tmpfs, FUSE, NFS) batching would only add waiting. */
+bool prefetch_wanted(const char *path);
+
 struct prefetch;
 
 /* A worker's prefetcher, or NULL when this kernel (or its sandbox) has no io_uring: then the
@@ -34,17 +39,17 @@ void prefetch_free(struct prefetch *p);
 void prefetch_reset(struct prefetch *p);
 
 /* Open name in dirfd (O_NOATIME where allowed, never following a symlink) and queue a read of its
- * first size bytes (0 < size <= PREFETCH_FILE_MAX: the caller's choice). false when the batch is
- * full (nothing done). */
+ * first size bytes (0 < size <= PREFETCH_FILE_MAX + 1: the caller's choice). name must stay in
+ * place until the batch is reset. false when the batch is full (nothing done). */
 bool prefetch_add(struct prefetch *p, int dirfd, const char *name, size_t size);
 
 /* Submit what was added. */
 void prefetch_submit(struct prefetch *p);
 
 /* What prefetch_take hands over. fd < 0: the open failed with errno err. Otherwise the fd is the
- * caller's (to close), and data/len hold the file's first len bytes when the read completed in
- * full; data is NULL when it did not: err is the read's errno, or 0 when it came back short (the
- * file shrank, or the read could not be queued): read it from the fd as usual. */
+ * caller's (to close), and data holds the len bytes the read returned (fewer than asked at the
+ * end of the file). data is NULL when there was no read: err is its errno, or 0 when it could not
+ * be done here (read it from the fd as usual). */
 struct prefetched {
 	int fd;
 	int err;

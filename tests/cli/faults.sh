@@ -49,11 +49,14 @@ mkdir -p "$VB"
 "$MYRIAD" fill -n 300 --fanout 10 -s 100-3000 "$VB/t" >/dev/null
 # fill's layout: leaf k holds f(10k)..f(10k+9) in d(k/10)/dk%10.
 VM=$S/vm
-ff_mount v "$VB" "$VM" --direct-io --rule 'open:/t/d1/d3/f13[0-4]:EIO' --rule 'read:/t/d2/d4/f24[0-2]:EIO' \
-	--rule 'opendir:/t/d0/d5:EIO' --rule 'readdir:/t/d2/d7:EIO'
-"$MYRIAD" verify --no-state --errors "$S/v.errs" --json "$S/v.json" "$VM/t" >/dev/null 2>"$S/v.err"
-expect_eq "verify: injected errors give exit 1" 1 $?
-want="$VM/t/d0/d5 open
+# failing_verify TAG PREFETCH LABEL: verify on faultfs with MYRIAD_PREFETCH=PREFETCH (auto: not on
+# FUSE; on: each leaf's files opened and read ahead through io_uring).
+failing_verify() {
+	ff_mount "$1" "$VB" "$VM" --direct-io --rule 'open:/t/d1/d3/f13[0-4]:EIO' --rule 'read:/t/d2/d4/f24[0-2]:EIO' \
+		--rule 'opendir:/t/d0/d5:EIO' --rule 'readdir:/t/d2/d7:EIO'
+	MYRIAD_PREFETCH=$2 "$MYRIAD" verify --no-state --errors "$S/v.errs" --json "$S/v.json" "$VM/t" >/dev/null 2>"$S/v.err"
+	expect_eq "verify$3: injected errors give exit 1" 1 $?
+	want="$VM/t/d0/d5 open
 $VM/t/d1/d3/f130 open
 $VM/t/d1/d3/f131 open
 $VM/t/d1/d3/f132 open
@@ -63,13 +66,23 @@ $VM/t/d2/d4/f240 read
 $VM/t/d2/d4/f241 read
 $VM/t/d2/d4/f242 read
 $VM/t/d2/d7 readdir"
-expect_eq "verify: each injected error is reported with its operation, and nothing else" "$want" "$(errors "$S/v.errs")"
-expect_eq "verify: stderr names path, operation and reason" \
-	"$(echo "$want" | sed 's/^/myriad verify: /; s/ \([a-z]*\)$/: \1: Input\/output error/')" "$(sort "$S/v.err")"
-expect_eq "verify: files of a directory that cannot be opened are not called missing" 0 "$(json_num "$S/v.json" missing)"
-expect_eq "verify: everything else is checked" 290 "$(json_num "$S/v.json" checked)"
-ff_umount v "$VM"
-expect_eq "verify: no failed operation is tried twice" "open 5 opendir 1 read 3 readdir 1" "$(fails v)"
+	expect_eq "verify$3: each injected error is reported with its operation, and nothing else" "$want" "$(errors "$S/v.errs")"
+	expect_eq "verify$3: stderr names path, operation and reason" \
+		"$(echo "$want" | sed 's/^/myriad verify: /; s/ \([a-z]*\)$/: \1: Input\/output error/')" "$(sort "$S/v.err")"
+	expect_eq "verify$3: files of a directory that cannot be opened are not called missing" 0 "$(json_num "$S/v.json" missing)"
+	expect_eq "verify$3: everything else is checked" 290 "$(json_num "$S/v.json" checked)"
+	ff_umount "$1" "$VM"
+	expect_eq "verify$3: no failed operation is tried twice" "open 5 opendir 1 read 3 readdir 1" "$(fails "$1")"
+	local ahead
+	ahead=$(json_num "$S/v.json" files_read_ahead)
+	if [ "$2" = on ]; then
+		[ "$ahead" -gt 250 ] && ok "verify$3: $ahead files came from the read-ahead" || fail "verify$3: files_read_ahead $ahead"
+	else
+		expect_eq "verify$3: not read ahead on FUSE" 0 "$ahead"
+	fi
+}
+failing_verify v auto ""
+failing_verify vp on " (files read ahead)"
 
 # ---- rm ----
 RB=$S/rb

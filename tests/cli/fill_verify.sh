@@ -41,6 +41,18 @@ wrong size $F/d3/f777"
 got=$(sed -E 's/^\{"path":"([^"]*)","problem":"([^"]*)".*/\2 \1/' "$S/errs" | sort)
 expect_eq "verify: names exactly the 5 damaged entries" "$want" "$got"
 expect_eq "verify: each finding also on stderr" 5 "$(grep -c "myriad verify: " "$S/err")"
+# The same, each leaf's files read ahead together, and read one by one: the same 5 findings.
+for pf in on off; do
+	MYRIAD_PREFETCH=$pf "$MYRIAD" verify --no-state --json "$S/pf.json" --errors "$S/pf.errs" "$F" >/dev/null 2>&1
+	expect_eq "verify, MYRIAD_PREFETCH=$pf: the same 5 findings, exit 1" "1 $want" \
+		"$? $(sed -E 's/^\{"path":"([^"]*)","problem":"([^"]*)".*/\2 \1/' "$S/pf.errs" | sort)"
+	ahead=$(json_num "$S/pf.json" files_read_ahead)
+	if [ $pf = on ]; then
+		[ "$ahead" -gt 0 ] && ok "verify, MYRIAD_PREFETCH=on: $ahead files read ahead" || fail "verify: files_read_ahead $ahead"
+	else
+		expect_eq "verify, MYRIAD_PREFETCH=off: none read ahead" 0 "$ahead"
+	fi
+done
 "$MYRIAD" verify --quick --errors "$S/qerrs" "$F" >/dev/null 2>&1
 expect_eq "verify --quick: finds all but the flipped byte" 4 "$(wc -l <"$S/qerrs")"
 
