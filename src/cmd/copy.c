@@ -67,13 +67,14 @@ static const char copy_help[] =
     "Symlinks are never followed. A failed entry is reported (path, operation, reason) and the copy\n"
     "goes on (exit 1). Out of space or quota on DST: the copy stops with state saved (exit 3); free\n"
     "space and run the same command again. A source file that changes while it is copied is\n"
-    "reported and copied again by the next run. Small files on ext4, XFS and btrfs are read ahead\n"
-    "a directory's next 64 at a time with one io_uring submission (MYRIAD_PREFETCH=off: one by\n"
-    "one). --check compares type, size, mtime, mode, owner, symlink targets, xattrs, hard links\n"
-    "and file contents. A resumed run walks SRC again: its summary counts what every run copied,\n"
-    "and what it found up to date and the failures of its own pass, where each entry that still\n"
-    "fails appears once (the --errors file starts afresh). Refused (exit 2): SRC missing or not a\n"
-    "directory, SRC equal to DST, DST inside SRC, SRC inside DST with --delete.\n";
+    "reported and copied again by the next run. Small files on ext4, XFS and btrfs copied to\n"
+    "another filesystem are read ahead a directory's next 64 at a time with one io_uring\n"
+    "submission (MYRIAD_PREFETCH=off: one by one). --check compares type, size, mtime, mode, owner,\n"
+    "symlink targets, xattrs, hard links and file contents. A resumed run walks SRC again: its\n"
+    "summary counts what every run copied, and what it found up to date and the failures of its\n"
+    "own pass, where each entry that still fails appears once (the --errors file starts afresh).\n"
+    "Refused (exit 2): SRC missing or not a directory, SRC equal to DST, DST inside SRC, SRC\n"
+    "inside DST with --delete.\n";
 
 struct local {
 	uint64_t files, dirs, links, others, bytes, skipped, deleted, seen_entries, seen_bytes, ahead;
@@ -88,6 +89,9 @@ struct local {
 	/* And it is neither setgid nor has a default ACL: what is created in it gets exactly the mode
 	 * asked for (less the umask) and this process's owner and group. */
 	bool cplain;
+	/* Why it could not be opened, and whether no caller has reported that yet. */
+	int cerr;
+	bool cuntold;
 	/* Small files of the next entries, read together (copy_prepare; NULL: not here, or no
 	 * io_uring), and what open_src took of it for the entry being copied (pre.data NULL: read
 	 * it from the fd). */
@@ -238,8 +242,8 @@ static bool is_excluded(const struct copy *c, const char *name)
 static int dst_dir(struct copy *c, struct local *l, const struct walk_dir *d)
 {
 	if (l->cvalid && l->cpath.len == d->pathlen && !memcmp(l->cpath.data, d->path, d->pathlen)) {
-		if (l->cfd < 0)
-			errno = ENOENT;
+		if (l->cfd < 0) /* told once, to the first caller that reports (see copy_prepare) */
+			errno = l->cuntold ? l->cerr : ENOENT, l->cuntold = false;
 		return l->cfd;
 	}
 	if (l->cvalid && l->cfd >= 0)
@@ -248,6 +252,8 @@ static int dst_dir(struct copy *c, struct local *l, const struct walk_dir *d)
 	const char *rel = rel_of(d, &rl);
 	l->cfd = c->dstfd < 0 ? (errno = ENOENT, -1) : dir_open_at(c->dstfd, rel, rl);
 	int e = errno;
+	l->cerr = e;
+	l->cuntold = false;
 	l->cfresh = l->cplain = false;
 	if (l->cfd >= 0 && !c->check && !c->dry_run && dir_is_empty(l->cfd, NULL) == 1) {
 		l->cfresh = true;
@@ -408,7 +414,7 @@ static bool fill_file(struct copy *c, struct local *l, const struct walk_dir *d,
 	int rc;
 	if (l->pre.data && l->pre.len == src.size) { /* read ahead by copy_prepare, after the statx */
 		rc = copy_buffer(l->pre.data, l->pre.len, out, &bytes, &c->live_bytes, &op);
-		l->ahead++;
+		l->ahead += rc == 0;
 	}
 	else if (l->pre.err) /* its read, which is not retried */
 		rc = -1, op = "read", errno = l->pre.err;
@@ -859,12 +865,18 @@ static void copy_prepare(void *ctx, void *lp, const struct walk_dir *d, const st
 		if (!(l->pf = prefetch_new()))
 			return;
 	}
-	if (dst_dir(c, l, d) < 0 || !l->cfresh)
+	if (dst_dir(c, l, d) < 0) {
+		l->cuntold = true; /* the first entry reports why (a failure is never tried twice) */
 		return;
+	}
+	if (!l->cfresh)
+		return;
+	/* Not files with holes (written whole from the buffer, they would lose them) */
 	for (size_t i = 0; i < n; i++) {
 		const struct statx *s = es[i].stx;
 		if (es[i].type == DT_REG && s && s->stx_nlink == 1 && s->stx_size > 0 &&
-		    s->stx_size <= PREFETCH_FILE_MAX && !prefetch_add(l->pf, d->fd, es[i].name, s->stx_size))
+		    s->stx_size <= PREFETCH_FILE_MAX && s->stx_blocks * 512 >= s->stx_size &&
+		    !prefetch_add(l->pf, d->fd, es[i].name, s->stx_size))
 			break;
 	}
 	prefetch_submit(l->pf);
@@ -1377,8 +1389,11 @@ static int copy_run(void *opts)
 	c.link_dir = c.job.ckpt ? ckpt_dir(c.job.ckpt) : NULL;
 	c.links = linkmap_new(o->link_memory, c.link_dir);
 	throttle_init(&c.bw, (double)bwlimit);
-	/* Read small files ahead (not when --bwlimit paces every chunk). */
-	c.prefetch = !c.check && !c.dry_run && bwlimit == 0 && prefetch_wanted(c.src);
+	/* Read small files ahead: not when --bwlimit paces every chunk, nor within one filesystem,
+	 * where copy_file_range may share their blocks (a reflink) instead of copying them. */
+	struct stat dst_st;
+	c.prefetch = !c.check && !c.dry_run && bwlimit == 0 &&
+		     prefetch_wanted(c.src, fstat(c.dstfd, &dst_st) == 0 && dst_st.st_dev != c.src_dev);
 	struct throttle throttle;
 	throttle_init(&throttle, rate);
 	char *roots[1] = {c.src};

@@ -537,7 +537,7 @@ static int verify_run(void *opts)
 	const struct job_opts jo = o->jo;
 	v.quick = o->quick;
 	v.dir = o->dir;
-	v.prefetch = !v.quick && prefetch_wanted(v.dir);
+	v.prefetch = !v.quick && prefetch_wanted(v.dir, true);
 	v.dirfd = open(v.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (v.dirfd < 0) {
 		warnx_("%s: open: %s", v.dir, strerror(errno));

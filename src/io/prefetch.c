@@ -4,22 +4,24 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "io/dir.h"
 #include "util/util.h"
 
-bool prefetch_wanted(const char *path)
+bool prefetch_wanted(const char *path, bool suits)
 {
 	const char *pf = getenv("MYRIAD_PREFETCH");
 	if (pf && !strcmp(pf, "on"))
 		return true;
 	if (pf && !strcmp(pf, "off"))
 		return false;
-	return fs_inode_ordered(fs_type(path));
+	return suits && fs_inode_ordered(fs_type(path));
 }
 
 struct slot {
@@ -40,10 +42,24 @@ struct prefetch {
 
 static atomic_bool unavailable;
 
+/* Fds the read-ahead may hold at once over all workers (a quarter of the open-file limit, taken
+ * at the first prefetch_new), so that many workers' batches cannot starve the copy of fds. */
+static atomic_long fd_room;
+static pthread_once_t fd_room_once = PTHREAD_ONCE_INIT;
+static void fd_room_init(void)
+{
+	struct rlimit rl;
+	long room = 64;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		room = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur / 4 > (1 << 20) ? 1 << 20 : (long)(rl.rlim_cur / 4);
+	atomic_store(&fd_room, room);
+}
+
 struct prefetch *prefetch_new(void)
 {
 	if (atomic_load(&unavailable))
 		return NULL;
+	pthread_once(&fd_room_once, fd_room_init);
 	struct prefetch *p = xcalloc(1, sizeof(*p));
 	if (io_uring_queue_init(PREFETCH_FILES, &p->ring, 0) != 0) {
 		atomic_store(&unavailable, true); /* ENOSYS, EPERM (io_uring_disabled, seccomp), ENOMEM */
@@ -80,9 +96,10 @@ static void reap_one(struct prefetch *p)
 {
 	struct io_uring_cqe *cqe;
 	int rc;
+	int tries = 0;
 	do
 		rc = io_uring_wait_cqe(&p->ring, &cqe);
-	while (rc == -EINTR || rc == -EAGAIN || rc == -ETIME);
+	while (rc == -EINTR || ((rc == -EAGAIN || rc == -ETIME) && ++tries < 1000));
 	if (rc < 0) {
 		give_up(p);
 		return;
@@ -103,8 +120,10 @@ void prefetch_reset(struct prefetch *p)
 	while (p->inflight && !p->broken)
 		reap_one(p);
 	for (size_t i = 0; i < p->n; i++)
-		if (!p->slot[i].taken && p->slot[i].fd >= 0)
+		if (!p->slot[i].taken && p->slot[i].fd >= 0) {
 			close(p->slot[i].fd);
+			atomic_fetch_add(&fd_room, 1);
+		}
 	p->n = p->used = p->queued = p->submitted = 0;
 }
 
@@ -112,12 +131,19 @@ bool prefetch_add(struct prefetch *p, int dirfd, const char *name, size_t size)
 {
 	if (p->broken || p->n == PREFETCH_FILES || p->used + size > PREFETCH_BYTES)
 		return false;
+	if (atomic_fetch_sub(&fd_room, 1) <= 0) {
+		atomic_fetch_add(&fd_room, 1);
+		return false; /* the other workers hold enough */
+	}
 	struct slot *s = &p->slot[p->n];
 	*s = (struct slot){.name = name, .fd = -1, .off = p->used, .size = size, .res = -1};
 	s->fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
 	if (s->fd < 0 && errno == EPERM) /* O_NOATIME on a file that is not ours */
 		s->fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (s->fd < 0) {
+		atomic_fetch_add(&fd_room, 1);
+		if (errno == EMFILE || errno == ENFILE)
+			return false; /* not the file's answer: it is opened when its turn comes */
 		s->err = errno;
 		s->done = true;
 	} else {
@@ -138,9 +164,10 @@ bool prefetch_add(struct prefetch *p, int dirfd, const char *name, size_t size)
 
 void prefetch_submit(struct prefetch *p)
 {
+	int tries = 0;
 	while (p->submitted < p->queued && !p->broken) {
 		int rc = io_uring_submit(&p->ring);
-		if (rc == -EINTR || rc == -EAGAIN)
+		if (rc == -EINTR || (rc == -EAGAIN && ++tries < 1000))
 			continue;
 		if (rc <= 0) {
 			/* The rest were never submitted: they are read as usual. The ring keeps them
@@ -165,6 +192,8 @@ bool prefetch_take(struct prefetch *p, const char *name, struct prefetched *out)
 		while (!s->done)
 			reap_one(p);
 		s->taken = true;
+		if (s->fd >= 0)
+			atomic_fetch_add(&fd_room, 1); /* the caller's now, closed as soon as it is copied */
 		*out = (struct prefetched){s->fd, s->err, NULL, 0};
 		if (s->fd >= 0 && s->res >= 0 && !s->err) {
 			out->data = p->buf + s->off;

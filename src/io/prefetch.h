@@ -24,9 +24,10 @@
 #define PREFETCH_BYTES (1u << 20)   /* the buffer: data per batch */
 
 /* Should files under path be read ahead? MYRIAD_PREFETCH=on or off says so; otherwise (auto) yes
- * where path is on ext2/3/4, XFS or btrfs: disk filesystems whose inode order follows where the
- * data lies. Elsewhere (tmpfs, FUSE, NFS) batching would only add waiting. */
-bool prefetch_wanted(const char *path);
+ * when suits (the caller's own conditions) and path is on ext2/3/4, XFS or btrfs: disk
+ * filesystems whose inode order follows where the data lies. Elsewhere (tmpfs, FUSE, NFS)
+ * batching would only add waiting. */
+bool prefetch_wanted(const char *path, bool suits);
 
 struct prefetch;
 

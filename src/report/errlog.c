@@ -41,10 +41,11 @@ void escape_path(struct sbuf *b, const char *path, size_t len)
 			sbuf_printf(b, "\\x%02x", c);
 		else if (c < 0x80)
 			sbuf_addc(b, c);
-		else if ((n = utf8_len((const unsigned char *)path + i, len - i)) != 0)
+		else if ((n = utf8_len((const unsigned char *)path + i, len - i)) != 0 &&
+			 !(c == 0xc2 && (unsigned char)path[i + 1] < 0xa0))
 			sbuf_add(b, path + i, n), i += n - 1; /* a whole character */
-		else
-			sbuf_printf(b, "\\x%02x", c); /* not UTF-8: a terminal would garble it */
+		else /* not UTF-8, or a C1 control (U+0080..U+009F): a terminal would garble or obey it */
+			sbuf_printf(b, "\\x%02x", c);
 	}
 }
 

@@ -23,11 +23,11 @@ char *xstrdup(const char *s);
 /* Print "myriad CMD: message" to stderr. */
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Parse a count with optional decimal suffix k/K, M, G, T, P (1M = 1,000,000). false on bad input. */
 /* Length of the valid UTF-8 sequence at s (1..4, of the n bytes there), or 0 if those bytes are not
  * valid UTF-8 (overlong forms, surrogates and code points past U+10FFFF are not). */
 size_t utf8_len(const unsigned char *s, size_t n);
 
+/* Parse a count with optional decimal suffix k/K, M, G, T, P (1M = 1,000,000). false on bad input. */
 bool parse_count(const char *s, uint64_t *out);
 
 /* Parse a byte size with optional binary suffix k, M, G, T (4k = 4096), optional trailing B/iB. */

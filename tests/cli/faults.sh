@@ -210,6 +210,16 @@ expect_eq "copy to a failing DST: healed, the same command completes" 0 $?
 expect_eq "copy to a failing DST: then --check finds no difference" 0 $?
 ff_umount cd2 "$DM"
 
+# A DST directory that cannot be opened the first time it is tried (by the worker that reads the
+# next entries ahead): the failure is reported by its first entry, not taken for its parent's.
+mkdir -p "$S/db2/d"
+ff_mount co "$S/db2" "$S/dm2" --rule 'opendir:/d/d1/d0:EIO,count=1'
+"$MYRIAD" copy --no-state --errors "$S/co.errs" "$L" "$S/dm2/d" >/dev/null 2>"$S/co.err"
+expect_eq "copy, a DST directory that fails to open once: exit 1, reported with its path" \
+	"1 $S/dm2/d/d1/d0 open" "$? $(errors "$S/co.errs")"
+ff_umount co "$S/dm2"
+expect_eq "copy, a DST directory that fails to open once: tried once" "opendir 1" "$(fails co)"
+
 # ---- an operation held in the kernel, for each command at once ----
 # verify (a file's open), rm (an unlink; an rmdir), copy (a SRC read, a DST write).
 "$MKTREE" "$S/hb/t" --files 300 --fanout 10 >/dev/null
