@@ -189,6 +189,17 @@ ahead=$(json_num "$S/pf.json" files_read_ahead)
 [ "$ahead" -ge 17 ] && [ "$ahead" -le 44 ] && ok "read-ahead edges: $ahead of 44 candidates read ahead" ||
 	fail "read-ahead edges: files_read_ahead $ahead"
 
+# Many workers under a small open-file limit: the read-ahead keeps to its share of fds (it held up
+# to 64 per worker, and 32 workers under 256 fds failed thousands of opens).
+"$MKTREE" "$S/fdsrc" --files 8000 --fanout 200 --size 1000 >/dev/null
+(
+	ulimit -n 256
+	MYRIAD_PREFETCH=on exec "$MYRIAD" copy --no-state -j 32 --errors "$S/fd.errs" "$S/fdsrc" "$S/fddst"
+) >/dev/null 2>&1
+expect_eq "32 workers, 256 fds, read-ahead on: exit 0, no failure" "0 0" "$? $(wc -l <"$S/fd.errs")"
+same_tree "$S/fdsrc" "$S/fddst" && ok "32 workers, 256 fds: identical" || fail "32 workers, 256 fds: trees differ"
+rm -rf "$S/fdsrc" "$S/fddst"
+
 if mount_image ext4 64M "$S/img" 2>/dev/null; then
 	E=$S/esrc
 	"$MKTREE" "$E" --files 40 --fanout 10 --size 1000000 >/dev/null
