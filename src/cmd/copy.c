@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "cmd/cmds.h"
@@ -415,12 +415,11 @@ static bool fill_file(struct copy *c, struct local *l, const struct walk_dir *d,
 	if (l->pre.data && l->pre.len == src.size) { /* read ahead by copy_prepare, after the statx */
 		rc = copy_buffer(l->pre.data, l->pre.len, out, &bytes, &c->live_bytes, &op);
 		l->ahead += rc == 0;
-	}
-	else if (l->pre.err) /* its read, which is not retried */
+	} else if (l->pre.err) { /* its read, which is not retried */
 		rc = -1, op = "read", errno = l->pre.err;
-	else
+	} else {
 		rc = copy_data(in, out, &src, c->bw.rate > 0 ? &c->bw : NULL, &bytes, &c->live_bytes, &op);
-	l->pre = (struct prefetched){-1, 0, NULL, 0};
+	}
 	l->bytes += bytes;
 	if (rc != 0) {
 		int err = errno;
@@ -473,9 +472,7 @@ static int open_src(struct copy *c, struct local *l, const struct walk_dir *d, c
 		in = l->pre.fd;
 		errno = l->pre.err;
 	} else {
-		in = openat(d->fd, e->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
-		if (in < 0 && errno == EPERM)
-			in = openat(d->fd, e->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		in = dir_open_file(d->fd, e->name);
 	}
 	if (in < 0) {
 		struct sbuf p = {0};
@@ -659,9 +656,7 @@ static int check_content(struct copy *c, struct local *l, const struct walk_dir 
 	int in = open_src(c, l, d, e, errs), out = -1, rc = -1, which = 1;
 	if (in < 0)
 		goto out;
-	out = openat(dfd, e->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
-	if (out < 0 && errno == EPERM)
-		out = openat(dfd, e->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	out = dir_open_file(dfd, e->name);
 	if (out < 0) {
 		dst_path(&p, c, d, e->name);
 		fail(c, errs, &p, "open", errno);

@@ -48,7 +48,8 @@ static const char *const problem_keys[] = {"missing", "wrong_type", "wrong_size"
 /* A file of the window of a leaf being checked (check_leaf). */
 struct leaf_file {
 	char name[32];
-	int err; /* its statx's errno (ENOENT: missing), or 0 */
+	uint64_t size; /* what fill made it */
+	int err;       /* its statx's errno (ENOENT: missing), or 0 */
 	struct statx stx;
 };
 
@@ -136,8 +137,6 @@ static void io_error(struct local *l, struct errbatch *errs, const char *dirpath
 	errlog_report(errs, l->path.data, l->path.len, op, err);
 }
 
-/* Compare file i's contents with the layout's. Returns a problem kind, -1 when intact, or -2
- * for an I/O error (*err, and *op: "open" or "read"). */
 /* Compare n bytes read at off of file i with what fill wrote there: true when equal, else
  * *bad_at is the first differing offset. */
 static bool same_data(struct verify *v, struct local *l, uint64_t i, uint64_t off, const char *got, size_t n,
@@ -161,9 +160,7 @@ static int check_contents(struct verify *v, struct local *l, int dfd, const char
 			  const struct prefetched *pre, uint64_t *bad_at, int *err, const char **op)
 {
 	*op = "open";
-	int fd = pre ? pre->fd : openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
-	if (!pre && fd < 0 && errno == EPERM) /* O_NOATIME on a file that is not ours */
-		fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = pre ? pre->fd : dir_open_file(dfd, name);
 	if (fd < 0) {
 		*err = pre ? pre->err : errno;
 		return *err == ENOENT ? P_MISSING : -2;
@@ -228,6 +225,7 @@ static void check_leaf(struct verify *v, struct local *l, int dfd, const char *p
 			uint64_t i = first + w + k, size = layout_file_size(&v->lay, i);
 			struct leaf_file *f = &l->win[k];
 			layout_file_name(i, f->name);
+			f->size = size;
 			f->err = 0;
 			if (dfd < 0 || statx(dfd, f->name, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_SIZE, &f->stx) != 0)
 				f->err = dfd < 0 ? ENOENT : errno;
@@ -238,8 +236,8 @@ static void check_leaf(struct verify *v, struct local *l, int dfd, const char *p
 		if (l->pf)
 			prefetch_submit(l->pf);
 		for (size_t k = 0; k < wn; k++) {
-			uint64_t i = first + w + k, size = layout_file_size(&v->lay, i);
 			struct leaf_file *f = &l->win[k];
+			uint64_t i = first + w + k, size = f->size;
 			const char *name = f->name;
 			l->checked++;
 			pool_progressed();

@@ -101,6 +101,14 @@ fail:
 	return -1;
 }
 
+int dir_open_file(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
+	if (fd < 0 && errno == EPERM)
+		fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	return fd;
+}
+
 unsigned long fs_type(const char *path)
 {
 	struct statfs sf;

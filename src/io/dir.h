@@ -2,7 +2,7 @@
  * dir: the thin syscall layer for reading directories. getdents64 into a caller's large buffer
  * (no per-entry syscalls, d_type straight from the kernel), and opening a directory by a path
  * relative to a parent fd without following symlinks anywhere on the way, also when the path is
- * longer than PATH_MAX.
+ * longer than PATH_MAX; and opening a file of a directory for reading.
  */
 #ifndef MYRIAD_DIR_H
 #define MYRIAD_DIR_H
@@ -28,6 +28,11 @@ ssize_t dir_read(int fd, void *buf, size_t size);
  * or -1 with errno (ELOOP when a component is a symlink, ENOTDIR when one is not a directory).
  */
 int dir_open_at(int dirfd, const char *rel, size_t rel_len);
+
+/* Open name in dirfd for reading, never following a final symlink, without updating its atime
+ * where this process may ask that (O_NOATIME: EPERM on a file that is not its own, which is then
+ * opened without). The fd, or -1 with errno. */
+int dir_open_file(int dirfd, const char *name);
 
 /* Does directory fd hold nothing but "." and ".." (and the names in the NULL-terminated list
  * ignore, which may be NULL)? 1 yes, 0 no, -1 with errno. Moves fd's reading position (meant for

@@ -137,9 +137,7 @@ bool prefetch_add(struct prefetch *p, int dirfd, const char *name, size_t size)
 	}
 	struct slot *s = &p->slot[p->n];
 	*s = (struct slot){.name = name, .fd = -1, .off = p->used, .size = size, .res = -1};
-	s->fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
-	if (s->fd < 0 && errno == EPERM) /* O_NOATIME on a file that is not ours */
-		s->fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	s->fd = dir_open_file(dirfd, name);
 	if (s->fd < 0) {
 		atomic_fetch_add(&fd_room, 1);
 		if (errno == EMFILE || errno == ENFILE)
