@@ -37,10 +37,23 @@ trap _run_cleanups EXIT
 # scratch: the script's temporary directory, removed at exit. (Made here, not in the function:
 # S=$(scratch) runs in a subshell, whose cleanups would never run.)
 T_SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/myriad-test.XXXXXX")
-on_exit "rm -rf '$T_SCRATCH'"
+on_exit "rm -rf --one-file-system '$T_SCRATCH'"
 scratch() { echo "$T_SCRATCH"; }
 
 is_root() { [ "$(id -u)" = 0 ]; }
+
+# sandbox [SIZE]: for tests of commands that remove or overwrite. Mounts a tmpfs of its own on
+# $SANDBOX (unmounted at exit) and makes the working directory $SANDBOX/a/b/c, so that a slip (a
+# `..` taken, a link followed) costs that tmpfs, never the machine's files. Call it in the script's
+# own shell, not in $(...). Returns non-zero, saying why, when it cannot (needs root).
+sandbox() {
+	is_root || { echo "needs root (a tmpfs of its own for a destructive test)" >&2; return 1; }
+	SANDBOX=$T_SCRATCH/sandbox
+	mkdir -p "$SANDBOX" || return 1
+	mount -t tmpfs -o "size=${1:-256m}" myriad-sandbox "$SANDBOX" || { echo "mount tmpfs failed" >&2; return 1; }
+	on_exit "cd /; umount '$SANDBOX' || umount -l '$SANDBOX'"
+	mkdir -p "$SANDBOX/a/b/c" && cd "$SANDBOX/a/b/c"
+}
 
 # mount_image FS SIZE MNT: make a sparse image of SIZE, mkfs it as FS, loop-mount it on MNT.
 # Returns non-zero (and says why on stderr) when that is not possible here.

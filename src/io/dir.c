@@ -9,6 +9,10 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/statfs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "util/util.h"
@@ -107,6 +111,57 @@ int dir_open_file(int dirfd, const char *name)
 	if (fd < 0 && errno == EPERM)
 		fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	return fd;
+}
+
+/* stx_mnt_id (struct statx from linux/stat.h, which linux/openat2.h brings in). */
+static uint64_t statx_mnt_id(const struct statx *s) { return s->stx_mnt_id; }
+
+/* The mount id of open file fd from /proc/self/fdinfo (Linux 3.15+), or -1 with errno. */
+static int fdinfo_mnt_id(int fd, uint64_t *mnt)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	int in = open(path, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -1;
+	ssize_t n = read(in, buf, sizeof(buf) - 1);
+	close(in);
+	if (n <= 0) {
+		errno = n < 0 ? errno : EIO;
+		return -1;
+	}
+	buf[n] = 0;
+	const char *m = strstr(buf, "mnt_id:");
+	if (!m) {
+		errno = ENOSYS;
+		return -1;
+	}
+	*mnt = strtoull(m + 7, NULL, 10);
+	return 0;
+}
+
+int fs_identity(int dirfd, const char *name, struct fs_id *id)
+{
+	struct statx sx;
+	int flags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (*name ? 0 : AT_EMPTY_PATH);
+	if (statx(dirfd, name, flags, STATX_TYPE | STATX_INO | STATX_MNT_ID, &sx) != 0)
+		return -1;
+	id->dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	id->ino = sx.stx_ino;
+	if (sx.stx_mask & STATX_MNT_ID) {
+		id->mnt = statx_mnt_id(&sx);
+		return 0;
+	}
+	if (!*name)
+		return fdinfo_mnt_id(dirfd, &id->mnt);
+	int fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int r = fdinfo_mnt_id(fd, &id->mnt);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return r;
 }
 
 unsigned long fs_type(const char *path)

@@ -39,6 +39,23 @@ int dir_open_file(int dirfd, const char *name);
  * an fd used only as a base for *at calls, or opened for this). */
 int dir_is_empty(int fd, const char *const *ignore);
 
+/*
+ * Where an entry lives: the filesystem's device, its inode, and the mount it is reached through.
+ * Two directories with the same dev and ino are the same directory, whatever paths reach them (a
+ * bind mount is an alias); a directory whose mnt differs from its parent's is a mount point, also
+ * a bind mount of the same filesystem, where st_dev alone cannot tell.
+ */
+struct fs_id {
+	uint64_t dev, ino, mnt;
+};
+
+/* The identity of name in dirfd ("" for dirfd itself), never following a final symlink. The mount
+ * comes from statx's mount id (Linux 5.8+), else from /proc/self/fdinfo. 0, or -1 with errno. */
+int fs_identity(int dirfd, const char *name, struct fs_id *id);
+
+/* Are a and b the same inode (any mount)? */
+static inline int fs_id_same(const struct fs_id *a, const struct fs_id *b) { return a->dev == b->dev && a->ino == b->ino; }
+
 /* Filesystem types (statfs f_type) whose behaviour commands choose by. */
 #define FS_EXT 0xEF53UL       /* ext2/3/4 */
 #define FS_XFS 0x58465342UL   /* XFS */
