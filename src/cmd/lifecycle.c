@@ -4,10 +4,12 @@
  * write results.json after every phase and report.html at the end. myriad report re-renders one or
  * more results files.
  *
- * Safety: every loop device, mount and image the run makes is named myriad-lifecycle-FS-SCALE and
- * torn down after each cycle, when a phase fails and on SIGINT/SIGTERM; a run first cleans up what
- * a killed run left behind (a lock file keeps two runs from cleaning up each other). A real block
- * device is touched only with --device and --yes.
+ * Safety: every image, mount point, loop device and mount the run makes is written to the record
+ * OUT/made.list before it is made (lifecycle_guard), and torn down from that record after each
+ * cycle, when a phase fails and on SIGINT/SIGTERM; a run first tears down what the record of a
+ * killed run with the same --out lists, each only while it is still what was recorded, and
+ * nothing else. A real block device is touched only with --device and --yes, and never while it
+ * (or a partition, holder or loop device over it) is mounted, swap or otherwise in use.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -34,6 +36,7 @@
 
 #include "cmd/cmds.h"
 #include "cmd/job.h"
+#include "cmd/lifecycle_guard.h"
 #include "report/jsonread.h"
 #include "report/plot.h"
 #include "util/sbuf.h"
@@ -41,7 +44,6 @@
 #include "util/util.h"
 
 #define DEFAULT_FILES 1000000
-#define LOCK_FILE "/run/myriad-lifecycle.lock"
 #define PREFIX "myriad-lifecycle-"
 
 static const char lifecycle_help[] =
@@ -61,8 +63,12 @@ static const char lifecycle_help[] =
     "                           (default 1G); the report says it is an extrapolation\n"
     "  -s, --size SIZE          file size, as for fill: 0 (default), 4k, or a range 1k-64k\n"
     "      --image-dir DIR      where the sparse images go (default /var/tmp)\n"
-    "      --device DEV         use this block device instead of images: DESTROYS ITS CONTENTS\n"
+    "      --device DEV         use this block device instead of images: DESTROYS ITS CONTENTS;\n"
+    "                           refused while it or a partition of it is mounted, swap, held by\n"
+    "                           another device, backs a loop device, or its image is in use\n"
     "      --yes                confirm --device\n"
+    "      --dry-run            check the options, the tools and --device, say what would be\n"
+    "                           made, and stop: nothing is touched (--device needs no --yes)\n"
     "      --mkfs-opts FS=OPTS  extra mkfs options for one filesystem, split at spaces (repeatable),\n"
     "                           e.g. --mkfs-opts ext4='-E lazy_itable_init=0'\n"
     "      --out DIR            results.json, report.html and per-phase logs go there\n"
@@ -72,7 +78,9 @@ static const char lifecycle_help[] =
     "\n"
     "results.json is rewritten after every phase. A failed phase is recorded with its error and the\n"
     "cycle goes on where it can. Nothing is left behind: not loop devices, mounts nor images, also\n"
-    "after SIGINT or SIGTERM; a run first cleans up what a killed run left.\n"
+    "after SIGINT or SIGTERM. Each is written to DIR/made.list before it is made; after a kill -9\n"
+    "the next run with the same --out removes what that list names, each only if it is still what\n"
+    "was made, and nothing else.\n"
     "Exit status: 0 every phase succeeded; 1 some phase failed (see results.json); 2 usage error or\n"
     "cannot run (not root, no filesystem tools); 3 stopped by a signal (results so far are saved).\n";
 
@@ -100,6 +108,7 @@ struct lc {
 	/* options */
 	uint64_t files, project, size_max;
 	const char *size, *image_dir, *device, *out;
+	bool dry_run, yes;
 	uint64_t *scales;
 	size_t nscales;
 	const struct fs_kind *fs[ARRAY_LEN(fs_kinds)];
@@ -109,9 +118,10 @@ struct lc {
 	struct lc_results *res;
 	char results_path[4096], report_path[4096], logdir[4096];
 	bool failed;
-	/* the cycle being run: what needs tearing down */
+	int record; /* OUT/made.list: what the run made and has not yet removed */
+	/* the cycle being run */
 	char img[4096], mnt[4096], dev[256];
-	bool have_img, have_loop;
+	bool have_loop;
 };
 
 /* ---- small helpers ---- */
@@ -255,137 +265,11 @@ static char *last_line(const char *path)
 	return last[0] ? xstrdup(last) : NULL;
 }
 
-static bool is_mounted(const char *mnt)
-{
-	FILE *f = fopen("/proc/mounts", "r");
-	if (!f)
-		return false;
-	char src[4096], dst[4096];
-	bool found = false;
-	while (fscanf(f, "%4095s %4095s %*[^\n]", src, dst) == 2)
-		if (!strcmp(dst, mnt))
-			found = true;
-	fclose(f);
-	return found;
-}
-
-static void unmount_hard(const char *mnt)
-{
-	for (int i = 0; i < 20 && is_mounted(mnt); i++) {
-		if (umount2(mnt, 0) == 0)
-			continue;
-		usleep(100000);
-	}
-	if (is_mounted(mnt) && umount2(mnt, MNT_DETACH) != 0)
-		warnx_("cannot unmount %s: %s", mnt, strerror(errno));
-}
-
-static void loop_detach(const char *dev)
-{
-	int fd = open(dev, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	/* A busy device is marked to detach itself when its last user goes. */
-	if (ioctl(fd, LOOP_CLR_FD, 0) != 0 && errno != ENXIO)
-		warnx_("cannot detach %s: %s", dev, strerror(errno));
-	close(fd);
-}
-
-/* Tear down what the current cycle made. Safe to call at any point, more than once. */
+/* Tear down what the current cycle made, from the record. Safe to call at any point, more than once. */
 static void cycle_cleanup(struct lc *x)
 {
-	if (x->mnt[0]) {
-		unmount_hard(x->mnt);
-		rmdir(x->mnt);
-	}
-	if (x->have_loop) {
-		loop_detach(x->dev);
-		x->have_loop = false;
-	}
-	if (x->have_img) {
-		unlink(x->img);
-		x->have_img = false;
-	}
-}
-
-/* Remove the loop devices, mounts and images a killed lifecycle left behind. */
-static void clean_stale(const char *image_dir)
-{
-	/* Mounts first: on myriad-lifecycle mount points. */
-	FILE *f = fopen("/proc/mounts", "r");
-	char src[4096], dst[4096];
-	char **mnts = NULL;
-	size_t nm = 0;
-	if (f) {
-		while (fscanf(f, "%4095s %4095s %*[^\n]", src, dst) == 2)
-			if (strstr(dst, "/" PREFIX)) {
-				mnts = xrealloc(mnts, (nm + 1) * sizeof(char *));
-				mnts[nm++] = xstrdup(dst);
-			}
-		fclose(f);
-	}
-	for (size_t i = 0; i < nm; i++) {
-		warnx_("cleaning up after an earlier run: unmounting %s", mnts[i]);
-		unmount_hard(mnts[i]);
-		rmdir(mnts[i]);
-		free(mnts[i]);
-	}
-	free(mnts);
-	/* Loop devices backed by myriad-lifecycle images (and anything still mounted from them). */
-	DIR *d = opendir("/sys/block");
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		if (strncmp(e->d_name, "loop", 4) != 0)
-			continue;
-		char p[512], back[4096] = "";
-		snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file", e->d_name);
-		FILE *b = fopen(p, "r");
-		if (!b)
-			continue;
-		if (!fgets(back, sizeof(back), b))
-			back[0] = 0;
-		fclose(b);
-		back[strcspn(back, "\n")] = 0;
-		const char *base = strrchr(back, '/');
-		if (!base || strncmp(base + 1, PREFIX, strlen(PREFIX)) != 0)
-			continue;
-		char dev[300];
-		snprintf(dev, sizeof(dev), "/dev/%s", e->d_name);
-		f = fopen("/proc/mounts", "r");
-		while (f && fscanf(f, "%4095s %4095s %*[^\n]", src, dst) == 2)
-			if (!strcmp(src, dev)) {
-				warnx_("cleaning up after an earlier run: unmounting %s from %s", dst, dev);
-				unmount_hard(dst);
-			}
-		if (f)
-			fclose(f);
-		warnx_("cleaning up after an earlier run: detaching %s (%s)", dev, back);
-		loop_detach(dev);
-		char *del = strstr(back, " (deleted)");
-		if (del)
-			*del = 0;
-		else
-			unlink(back);
-	}
-	if (d)
-		closedir(d);
-	/* Images and mount points not attached any more. */
-	d = opendir(image_dir);
-	while (d && (e = readdir(d))) {
-		size_t l = strlen(e->d_name);
-		if (strncmp(e->d_name, PREFIX, strlen(PREFIX)) != 0 || l < 5)
-			continue;
-		char p[4096];
-		snprintf(p, sizeof(p), "%s/%s", image_dir, e->d_name);
-		if (!strcmp(e->d_name + l - 4, ".img")) {
-			warnx_("cleaning up after an earlier run: removing %s", p);
-			unlink(p);
-		} else if (!strcmp(e->d_name + l - 4, ".mnt")) {
-			rmdir(p);
-		}
-	}
-	if (d)
-		closedir(d);
+	lc_record_clean(x->record, false);
+	x->have_loop = false;
 }
 
 /* ---- results ---- */
@@ -619,6 +503,80 @@ static void split_opts(char *s, char **argv, int *n, int max)
 
 static bool done(void) { return sig_stop_requested(); }
 
+/* Make IMAGE_DIR/myriad-lifecycle-FS-N-PID[-K].img (a file: its fd) or .mnt (a directory: 0)
+ * under a name nobody uses, written to the record before it is made and with its identity after.
+ * -1 with errno when it cannot be made or recorded. */
+static int make_recorded(struct lc *x, bool dir, const char *fs, uint64_t files, char *path, size_t n)
+{
+	static const struct stat nothing; /* identity 0:0, which no file has: "not ours after all" */
+	const char *kind = dir ? "dir" : "image";
+	for (int k = 0; k < 100; k++) {
+		char sfx[16] = "";
+		struct stat st;
+		if (k)
+			snprintf(sfx, sizeof(sfx), "-%d", k);
+		snprintf(path, n, "%s/" PREFIX "%s-%llu-%d%s.%s", x->image_dir, fs, (unsigned long long)files,
+			 (int)getpid(), sfx, dir ? "mnt" : "img");
+		if (lstat(path, &st) == 0)
+			continue;
+		if (lc_record_add(x->record, kind, path, NULL, NULL) != 0)
+			return -1;
+		int fd = dir ? mkdir(path, 0755) : open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			int e = errno;
+			lc_record_add(x->record, kind, path, NULL, &nothing);
+			if (e == EEXIST)
+				continue;
+			errno = e;
+			return -1;
+		}
+		if ((dir ? lstat(path, &st) : fstat(fd, &st)) != 0 || lc_record_add(x->record, kind, path, NULL, &st) != 0) {
+			int e = errno;
+			if (!dir)
+				close(fd);
+			dir ? rmdir(path) : unlink(path);
+			errno = e;
+			return -1;
+		}
+		return dir ? 0 : fd;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+/* Attach x->img (identity img) to a free loop device with losetup, the device written to the record
+ * first. Another process may take the same free device first: then another one is tried. */
+static bool attach_recorded(struct lc *x, struct lc_cycle *c, const struct stat *img)
+{
+	char *losetup = find_tool("losetup");
+	bool ok = false, failed_before = x->failed;
+	/* A retry that works leaves no failure behind. */
+	for (int tries = 0; tries < 4 && !ok && !done(); tries++) {
+		int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+		int nr = ctl >= 0 ? ioctl(ctl, LOOP_CTL_GET_FREE) : -1;
+		int e = errno;
+		if (ctl >= 0)
+			close(ctl);
+		snprintf(x->dev, sizeof(x->dev), "/dev/loop%d", nr);
+		if (nr < 0 || lc_record_add(x->record, "loop", x->dev, x->img, img) != 0) {
+			if (nr >= 0)
+				e = errno;
+			struct lc_phase *p = &c->ph[PH_ATTACH];
+			p->status = LC_FAILED;
+			free(p->error);
+			p->error = xstrdup(nr < 0 ? "no free loop device (/dev/loop-control)" : "cannot write the record");
+			warnx_("%s: %s", p->error, strerror(e));
+			x->failed = true;
+			break;
+		}
+		char *av[] = {losetup ? losetup : "/sbin/losetup", x->dev, x->img, NULL};
+		x->failed = failed_before;
+		ok = phase(x, c, PH_ATTACH, av, NULL, -1);
+	}
+	free(losetup);
+	return ok;
+}
+
 /* One (filesystem, scale) cycle. */
 static void run_cycle(struct lc *x, const struct fs_kind *k, uint64_t files)
 {
@@ -637,15 +595,17 @@ static void run_cycle(struct lc *x, const struct fs_kind *k, uint64_t files)
 	printf("== %s, %s files\n", k->name, fmt_count(b, files));
 	fflush(stdout);
 
-	snprintf(x->mnt, sizeof(x->mnt), "%s/" PREFIX "%s-%llu.mnt", x->image_dir, k->name, (unsigned long long)files);
-	mkdir(x->mnt, 0755);
+	if (make_recorded(x, true, k->name, files, x->mnt, sizeof(x->mnt)) != 0) {
+		warnx_("%s: %s", x->mnt, strerror(errno));
+		skip_phase(x, c, PH_ATTACH, "could not make the mount point");
+		x->failed = true;
+		goto out;
+	}
 	uint64_t inodes = files + files / 10 + 16384;
 	if (x->device) {
 		snprintf(x->dev, sizeof(x->dev), "%s", x->device);
 		c->device = xstrdup(x->device);
 	} else {
-		snprintf(x->img, sizeof(x->img), "%s/" PREFIX "%s-%llu.img", x->image_dir, k->name,
-			 (unsigned long long)files);
 		/* Room for every file's blocks, inodes and directories, twice over, at least 2 GiB: the
 		 * image is sparse, so only what the filesystem writes takes space. */
 		uint64_t per = (x->size_max + 4095) / 4096 * 4096 + 2048;
@@ -653,45 +613,40 @@ static void run_cycle(struct lc *x, const struct fs_kind *k, uint64_t files)
 		if (bytes < (2ull << 30))
 			bytes = 2ull << 30;
 		bytes = (bytes + (1 << 20) - 1) & ~((uint64_t)(1 << 20) - 1);
-		c->image = xstrdup(x->img);
 		c->image_bytes = (double)bytes;
-		int fd = open(x->img, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd < 0 || ftruncate(fd, (off_t)bytes) != 0) {
+		struct stat id;
+		int fd = make_recorded(x, false, k->name, files, x->img, sizeof(x->img));
+		if (fd < 0 || fstat(fd, &id) != 0 || ftruncate(fd, (off_t)bytes) != 0) {
 			warnx_("%s: %s", x->img, strerror(errno));
-			if (fd >= 0) {
+			if (fd >= 0)
 				close(fd);
-				unlink(x->img);
-			}
 			skip_phase(x, c, PH_ATTACH, "could not create the image");
 			x->failed = true;
 			goto out;
 		}
 		close(fd);
-		x->have_img = true;
-		char *losetup = find_tool("losetup");
-		char *av[] = {losetup ? losetup : "/sbin/losetup", "--find", "--show", x->img, NULL};
-		bool ok = phase(x, c, PH_ATTACH, av, NULL, -1);
-		free(losetup);
-		char log[4400];
-		log_path(x, c, PH_ATTACH, log, sizeof(log), "log");
-		char *dev = ok ? last_line(log) : NULL;
-		if (dev && !strncmp(dev, "/dev/loop", 9)) {
-			snprintf(x->dev, sizeof(x->dev), "%s", dev);
+		c->image = xstrdup(x->img);
+		if (attach_recorded(x, c, &id)) {
 			x->have_loop = true;
-			c->device = xstrdup(dev);
-		} else if (ok) {
-			c->ph[PH_ATTACH].status = LC_FAILED;
-			c->ph[PH_ATTACH].error = xstrdup("losetup printed no device");
-			x->failed = true;
+			c->device = xstrdup(x->dev);
 		}
-		free(dev);
 		print_phase(c, PH_ATTACH);
 		save(x);
 		if (!x->have_loop || done())
 			goto out;
 	}
 
-	/* mkfs */
+	/* mkfs; a --device is checked again before each (a cycle's own mount of it must be gone too). */
+	char why[1024];
+	if (x->device && lc_device_refusal(x->device, why, sizeof(why))) {
+		struct lc_phase *p = &c->ph[PH_MKFS];
+		p->status = LC_FAILED;
+		p->error = xstrdup(why);
+		x->failed = true;
+		print_phase(c, PH_MKFS);
+		save(x);
+		goto out;
+	}
 	char *mkfs = find_tool(k->mkfs), *checker = find_tool(k->checker);
 	char *mav[64], inodes_s[32], *extra = x->mkfs_opts[k - fs_kinds] ? xstrdup(x->mkfs_opts[k - fs_kinds]) : NULL;
 	int n = 0;
@@ -727,7 +682,7 @@ static void run_cycle(struct lc *x, const struct fs_kind *k, uint64_t files)
 	char *mount = find_tool("mount"), *umount = find_tool("umount");
 	char *mountav[] = {mount, "-t", (char *)k->name, x->dev, x->mnt, NULL};
 	char *umountav[] = {umount, x->mnt, NULL};
-	ok = phase(x, c, PH_MOUNT, mountav, NULL, -1);
+	ok = lc_record_add(x->record, "mount", x->dev, x->mnt, NULL) == 0 && phase(x, c, PH_MOUNT, mountav, NULL, -1);
 	print_phase(c, PH_MOUNT);
 	save(x);
 	if (!ok || done())
@@ -779,7 +734,7 @@ static void run_cycle(struct lc *x, const struct fs_kind *k, uint64_t files)
 		goto out_mount;
 	if (!ok) {
 		skip_phase(x, c, PH_CHECK, "the filesystem could not be unmounted");
-		unmount_hard(x->mnt);
+		lc_unmount(x->mnt, x->dev);
 	} else {
 		char *cav[8];
 		int cn = 0;
@@ -832,7 +787,7 @@ static void run_cycle(struct lc *x, const struct fs_kind *k, uint64_t files)
 		}
 	}
 
-	ok = phase(x, c, PH_REMOUNT, mountav, NULL, -1);
+	ok = lc_record_add(x->record, "mount", x->dev, x->mnt, NULL) == 0 && phase(x, c, PH_REMOUNT, mountav, NULL, -1);
 	print_phase(c, PH_REMOUNT);
 	save(x);
 	if (done())
@@ -859,7 +814,7 @@ static void run_cycle(struct lc *x, const struct fs_kind *k, uint64_t files)
 		if (done())
 			goto out_mount;
 	}
-	unmount_hard(x->mnt);
+	lc_unmount(x->mnt, x->dev);
 	if (x->have_loop) {
 		char *losetup = find_tool("losetup");
 		char *dav[] = {losetup ? losetup : "/sbin/losetup", "-d", x->dev, NULL};
@@ -922,7 +877,7 @@ static int mkdir_p(const char *path)
 	return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-enum { O_FS = OPT_CMD_BASE, O_SCALES, O_PROJECT, O_IMAGE_DIR, O_DEVICE, O_YES, O_MKFS_OPTS, O_OUT };
+enum { O_FS = OPT_CMD_BASE, O_SCALES, O_PROJECT, O_IMAGE_DIR, O_DEVICE, O_YES, O_DRY_RUN, O_MKFS_OPTS, O_OUT };
 
 struct lc_opts {
 	struct lc x;
@@ -943,6 +898,7 @@ static int lifecycle_parse(int argc, char **argv, void *opts)
 	    {"image-dir", required_argument, 0, O_IMAGE_DIR},
 	    {"device", required_argument, 0, O_DEVICE},
 	    {"yes", no_argument, 0, O_YES},
+	    {"dry-run", no_argument, 0, O_DRY_RUN},
 	    {"mkfs-opts", required_argument, 0, O_MKFS_OPTS},
 	    {"out", required_argument, 0, O_OUT},
 	    {"help", no_argument, 0, OPT_HELP},
@@ -954,7 +910,6 @@ static int lifecycle_parse(int argc, char **argv, void *opts)
 			  .out = "lifecycle-out"};
 	o->argc = argc;
 	const char *scales = NULL;
-	bool yes = false;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "n:s:", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -978,7 +933,8 @@ static int lifecycle_parse(int argc, char **argv, void *opts)
 		}
 		case O_IMAGE_DIR: xp->image_dir = optarg; break;
 		case O_DEVICE: xp->device = optarg; break;
-		case O_YES: yes = true; break;
+		case O_YES: xp->yes = true; break;
+		case O_DRY_RUN: xp->dry_run = true; break;
 		case O_MKFS_OPTS: {
 			const char *eq = strchr(optarg, '=');
 			char name[32];
@@ -997,7 +953,7 @@ static int lifecycle_parse(int argc, char **argv, void *opts)
 	}
 	if (optind < argc)
 		return usage_error("unexpected operand '%s'", argv[optind]);
-	if (xp->device && !yes)
+	if (xp->device && !xp->yes && !xp->dry_run)
 		return usage_error("--device %s destroys everything on it: add --yes to confirm", xp->device);
 	return lc_parse_lists(o, scales);
 }
@@ -1075,6 +1031,10 @@ static int lifecycle_run(void *opts)
 			return usage_error("--device %s: %s", x.device, strerror(errno));
 		if (!S_ISBLK(st.st_mode))
 			return usage_error("--device %s: not a block device", x.device);
+		/* Before anything else, and before every mkfs again. */
+		char why[1024];
+		if (lc_device_refusal(x.device, why, sizeof(why)))
+			return usage_error("refusing --device %s: %s", x.device, why);
 	}
 	if (geteuid() != 0) {
 		warnx_("needs root: it makes filesystems on loop devices, mounts them and drops the page cache. "
@@ -1106,6 +1066,18 @@ static int lifecycle_run(void *opts)
 	struct stat st;
 	if (stat(x.image_dir, &st) != 0 || !S_ISDIR(st.st_mode))
 		return usage_error("--image-dir %s: not a directory", x.image_dir);
+	if (x.dry_run) {
+		printf("myriad lifecycle --dry-run: every check passed; would run %zu filesystem(s) x %zu scale(s) ",
+		       x.nfs, x.nscales);
+		if (x.device)
+			printf("on %s (destroying its contents)", x.device);
+		else
+			printf("on sparse images %s/" PREFIX "FS-N-%d.img", x.image_dir, (int)getpid());
+		printf("; results in %s\n", x.out);
+		return EXIT_OK;
+	}
+	if (x.device && !x.yes) /* never reached (the parser asks for it): a second lock on the device */
+		return usage_error("--device %s destroys everything on it: add --yes to confirm", x.device);
 	if (mkdir_p(x.out) != 0)
 		return usage_error("--out %s: %s", x.out, strerror(errno));
 	snprintf(x.results_path, sizeof(x.results_path), "%s/results.json", x.out);
@@ -1113,11 +1085,20 @@ static int lifecycle_run(void *opts)
 	snprintf(x.logdir, sizeof(x.logdir), "%s/logs", x.out);
 	mkdir(x.logdir, 0755);
 
-	/* One lifecycle at a time: the start-up clean-up must not take another run's devices. */
-	int lock = open(LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	/* One lifecycle per --out: its start-up clean-up must not take a running run's devices. */
+	int lock = open(x.out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) != 0) {
-		warnx_("another myriad lifecycle is running (%s is locked)", LOCK_FILE);
+		warnx_("another myriad lifecycle is running with --out %s (it is locked)", x.out);
+		if (lock >= 0)
+			close(lock);
 		return EXIT_USAGE;
+	}
+	char record_path[4200];
+	snprintf(record_path, sizeof(record_path), "%s/" LC_RECORD_NAME, x.out);
+	x.record = lc_record_open(x.out);
+	if (x.record < 0) {
+		close(lock);
+		return usage_error("%s: %s", record_path, strerror(errno));
 	}
 	sig_install();
 	struct sigaction sa;
@@ -1126,7 +1107,8 @@ static int lifecycle_run(void *opts)
 	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGCHLD, &sa, NULL);
-	clean_stale(x.image_dir);
+	if (!lc_record_clean(x.record, true))
+		warnx_("some of what an earlier run made is still there: it stays in %s for the next run", record_path);
 
 	/* Earlier results in --out: keep the complete cycles, run the rest. */
 	if (access(x.results_path, F_OK) == 0) {
@@ -1188,7 +1170,11 @@ static int lifecycle_run(void *opts)
 			}
 			run_cycle(&x, x.fs[f], x.scales[s]);
 		}
-	cycle_cleanup(&x);
+	if (lc_record_clean(x.record, false))
+		unlink(record_path);
+	else
+		warnx_("could not remove everything this run made: it is listed in %s, for the next run", record_path);
+	close(x.record);
 	r->complete = !done();
 	save(&x);
 	lc_render_html(&r, 1, x.report_path);

@@ -1,0 +1,40 @@
+/*
+ * lifecycle_guard: what keeps myriad lifecycle to its own things. The record (OUT/made.list)
+ * lists each image, mount point, loop device and mount a run makes, written durably before it is
+ * made, so that the run itself and, after a kill -9, the next run with the same --out tear down
+ * exactly those, each only while it still is what was recorded. The device guard says why a
+ * block device given with --device must not be formatted.
+ */
+#ifndef MYRIAD_LIFECYCLE_GUARD_H
+#define MYRIAD_LIFECYCLE_GUARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#define LC_RECORD_NAME "made.list"
+
+/* Why the block device at path must not be formatted (mounted, or a partition of it mounted; held
+ * by another device; swap; backing a loop device; a loop device whose image is in use or over a
+ * device in use; busy to an exclusive open): true with one sentence in why; false when none. */
+bool lc_device_refusal(const char *path, char *why, size_t n);
+
+/* Open (creating) the record DIR/made.list for appending; -1 with errno on failure. */
+int lc_record_open(const char *dir);
+
+/* Append one item durably (fdatasync) before it is made: kind is "image", "dir" (a path, with
+ * its identity once it exists), "loop" (device, image path, image identity) or "mount" (source,
+ * mount point). id is NULL when the thing does not exist yet. 0, or -1 with errno. */
+int lc_record_add(int fd, const char *kind, const char *a, const char *b, const struct stat *id);
+
+/* Tear down what the record lists, each only while it is still what was recorded: a mount only
+ * when its mount point and source match (and its loop device still backs the recorded image), a
+ * loop device only when it is backed by the recorded image, an image only when it is the recorded
+ * file. Mounts first, then loop devices, images, mount points. With announce, says what it does
+ * and what it leaves alone. Empties the record when nothing of it is left; true then. */
+bool lc_record_clean(int fd, bool announce);
+
+/* Unmount what is mounted on point while the topmost mount there has the source src. */
+void lc_unmount(const char *point, const char *src);
+
+#endif
