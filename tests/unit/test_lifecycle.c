@@ -1,5 +1,7 @@
-/* Unit tests for lifecycle's pieces: the least-squares fits and projections, the JSON reader, and
- * results.json written and read back unchanged. */
+/* Unit tests for lifecycle's pieces: the least-squares fits and projections, the JSON reader,
+ * results.json written and read back unchanged, the --device guard (the device holding / is
+ * refused: tested here, never by running lifecycle on it) and the record's teardown of only what
+ * it lists. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "cmd/lifecycle_guard.h"
 #include "report/jsonread.h"
 #include "report/plot.h"
 #include "util/sbuf.h"
@@ -172,6 +178,93 @@ static void results_roundtrip(void **state)
 	lc_free(back);
 }
 
+/* The block device mounted on / (or on any mount, when / is not on one), or NULL. */
+static char *mounted_block_device(char *mnt, size_t n)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	char line[8192], point[4096], src[4096], *found = NULL;
+	while (f && fgets(line, sizeof(line), f)) {
+		char *dash = strstr(line, " - ");
+		struct stat st;
+		if (!dash || sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 || sscanf(dash + 3, "%*s %4095s", src) != 1 ||
+		    stat(src, &st) != 0 || !S_ISBLK(st.st_mode))
+			continue;
+		if (!found || !strcmp(point, "/")) {
+			free(found);
+			found = xstrdup(src);
+			snprintf(mnt, n, "%s", point);
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static void device_guard_refuses_mounted_and_non_devices(void **state)
+{
+	char why[1024], mnt[4096];
+	char *dev = mounted_block_device(mnt, sizeof(mnt));
+	if (dev) {
+		/* Only the guard runs: nothing here can write to the device. */
+		assert_true(lc_device_refusal(dev, why, sizeof(why)));
+		char want[4200];
+		snprintf(want, sizeof(want), "mounted on %s", mnt);
+		assert_non_null(strstr(why, want));
+		if (!strcmp(mnt, "/"))
+			assert_non_null(strstr(why, "it holds the running system"));
+		free(dev);
+	}
+	assert_true(lc_device_refusal("/dev/null", why, sizeof(why)));
+	assert_non_null(strstr(why, "not a block device"));
+	assert_true(lc_device_refusal("/nonexistent/dev", why, sizeof(why)));
+	assert_non_null(strstr(why, "No such file"));
+}
+
+/* The record names an image made (with its identity), a path recorded before a kill (no
+ * identity) that now holds someone else's file, and a recorded image replaced by another file:
+ * only the first is removed, and the record is emptied. */
+static void record_cleans_only_what_it_made(void **state)
+{
+	char dir[] = "/tmp/myriad-test-record.XXXXXX", ours[4200], foreign[4200], replaced[4200], rec[4200];
+	assert_non_null(mkdtemp(dir));
+	snprintf(ours, sizeof(ours), "%s/myriad-lifecycle-ext4-10-1.img", dir);
+	snprintf(foreign, sizeof(foreign), "%s/myriad-lifecycle-ext4-10-2.img", dir);
+	snprintf(replaced, sizeof(replaced), "%s/myriad-lifecycle-ext4-10-3 with\ttab\nnewline.img", dir);
+	int fd = lc_record_open(dir);
+	assert_true(fd >= 0);
+	struct stat st;
+	assert_int_equal(lc_record_add(fd, "image", ours, NULL, NULL), 0);
+	int f = open(ours, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(f >= 0 && fstat(f, &st) == 0 && write(f, "x", 1) == 1);
+	close(f);
+	assert_int_equal(lc_record_add(fd, "image", ours, NULL, &st), 0);
+	assert_int_equal(lc_record_add(fd, "image", foreign, NULL, NULL), 0);
+	f = open(foreign, O_WRONLY | O_CREAT, 0600);
+	assert_true(f >= 0 && write(f, "foreign", 7) == 7);
+	close(f);
+	int old = open(replaced, O_WRONLY | O_CREAT, 0600);
+	assert_true(old >= 0 && fstat(old, &st) == 0);
+	assert_int_equal(lc_record_add(fd, "image", replaced, NULL, &st), 0);
+	assert_int_equal(unlink(replaced), 0);
+	f = open(replaced, O_WRONLY | O_CREAT, 0600); /* another inode: the old one is still open */
+	close(f);
+	/* A loop device and a mount that are not there. */
+	assert_int_equal(lc_record_add(fd, "loop", "/dev/loop-nonexistent", ours, &st), 0);
+	assert_int_equal(lc_record_add(fd, "mount", "/dev/loop-nonexistent", dir, NULL), 0);
+	assert_true(lc_record_clean(fd, false));
+	close(old);
+	assert_int_equal(access(ours, F_OK), -1);
+	assert_int_equal(access(foreign, F_OK), 0);
+	assert_int_equal(access(replaced, F_OK), 0);
+	assert_true(fstat(fd, &st) == 0 && st.st_size == 0);
+	close(fd);
+	snprintf(rec, sizeof(rec), "%s/" LC_RECORD_NAME, dir);
+	unlink(rec);
+	unlink(foreign);
+	unlink(replaced);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -181,6 +274,8 @@ int main(void)
 	    cmocka_unit_test(reader_parses_what_the_writer_writes),
 	    cmocka_unit_test(results_roundtrip),
 	    cmocka_unit_test(malformed_results_are_refused),
+	    cmocka_unit_test(device_guard_refuses_mounted_and_non_devices),
+	    cmocka_unit_test(record_cleans_only_what_it_made),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
