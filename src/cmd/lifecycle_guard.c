@@ -167,6 +167,27 @@ static bool loop_backing(const char *dev, dev_t *bdev, ino_t *bino, char *path, 
 	return true;
 }
 
+/* Is the block device dev (a swap partition), or else the file dev:ino (a swap file), in use as
+ * swap? */
+static bool in_swaps(bool blk, dev_t dev, ino_t ino)
+{
+	FILE *f = fopen("/proc/swaps", "r");
+	char line[4200], file[4096];
+	bool swap = false;
+	struct stat st;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%4095s", file) != 1)
+			continue;
+		unesc(file);
+		if (stat(file, &st) == 0 && (blk ? S_ISBLK(st.st_mode) && st.st_rdev == dev
+					      : S_ISREG(st.st_mode) && st.st_dev == dev && st.st_ino == ino))
+			swap = true;
+	}
+	if (f)
+		fclose(f);
+	return swap;
+}
+
 /* ---- the device guard ---- */
 
 static bool refuse(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -189,18 +210,7 @@ static bool blk_in_use(const struct mnt *m, size_t nm, const char *what, const c
 	if (on)
 		return refuse(why, n, "%s is mounted on %s%s", what, on,
 			      !strcmp(on, "/") ? " (it holds the running system)" : "");
-	/* Swap on the device itself. */
-	FILE *f = fopen("/proc/swaps", "r");
-	char line[4200], file[4096];
-	bool swap = false;
-	while (f && fgets(line, sizeof(line), f)) {
-		dev_t s;
-		if (sscanf(line, "%4095s", file) == 1 && (unesc(file), is_blk(file, &s)) && s == rdev)
-			swap = true;
-	}
-	if (f)
-		fclose(f);
-	if (swap)
+	if (in_swaps(true, rdev, 0))
 		return refuse(why, n, "%s is in use as swap (/proc/swaps)", what);
 	/* Devices built on it: device-mapper, md, bcache... */
 	char p[512];
@@ -246,7 +256,8 @@ static bool loop_in_use(const struct mnt *m, size_t nm, const char *path, const 
 	dev_t bdev, rdev;
 	ino_t bino;
 	char back[4096];
-	if (!loop_backing(path, &bdev, &bino, back, sizeof(back)))
+	snprintf(back, sizeof(back), "/sys/class/block/%s/loop", name);
+	if (access(back, F_OK) != 0 || !loop_backing(path, &bdev, &bino, back, sizeof(back)))
 		return false;
 	char sub[1024] = "", w[4200], bname[256];
 	/* A loop device over a block device: the guard applies to that device. */
@@ -279,18 +290,8 @@ static bool loop_in_use(const struct mnt *m, size_t nm, const char *path, const 
 	if (shared)
 		return true;
 	/* The image used as a swap file. */
-	FILE *f = fopen("/proc/swaps", "r");
-	char line[4200], file[4096];
-	bool swap = false;
-	while (f && fgets(line, sizeof(line), f)) {
-		struct stat st;
-		if (sscanf(line, "%4095s", file) == 1 && (unesc(file), stat(file, &st) == 0) && S_ISREG(st.st_mode) &&
-		    st.st_dev == bdev && st.st_ino == bino)
-			swap = true;
-	}
-	if (f)
-		fclose(f);
-	return swap ? refuse(why, n, "%s: its image %s is in use as a swap file", path, back) : false;
+	return in_swaps(false, bdev, bino) ? refuse(why, n, "%s: its image %s is in use as a swap file", path, back)
+					   : false;
 }
 
 bool lc_device_refusal(const char *path, char *why, size_t n)

@@ -1,7 +1,8 @@
 # myriad lifecycle: a full run on ext4, XFS and btrfs loop images records every phase (with the
 # checker's time and peak RSS) and a projection to 10^9 files; report.html has charts that a
 # headless browser renders; nothing is left behind (loop devices, mounts, images), also after
-# SIGINT and after kill -9 (the next run cleans up); refusals (not root, --device without --yes)
+# SIGINT (kill -9: lifecycle_guard.sh, where the next run with the same --out cleans up exactly
+# what the killed one left); refusals (not root, --device without --yes)
 # exit 2; a re-run skips complete cycles; myriad report puts runs side by side.
 . "$(dirname "$0")/../lib.sh"
 S=$(scratch)
@@ -145,20 +146,3 @@ expect_eq "SIGINT during fill: exit 3" 3 $?
 expect_eq "SIGINT: no loop device, mount or image left" "" "$(leftovers)"
 grep -q '"status":"failed"' "$I/results.json" && grep -q '"complete":false' "$I/results.json" &&
 	ok "SIGINT: results.json records the interrupted phase" || fail "results.json: $(head -c 600 "$I/results.json")"
-
-# kill -9 leaves everything behind; the next run cleans it up first.
-K=$S/kill
-"$MYRIAD" lifecycle --fs ext4 --scales 400k --out "$K" >/dev/null 2>&1 &
-pid=$!
-for _ in $(seq 300); do [ -e "$K/logs/ext4-400000-fill.log" ] && break; sleep 0.1; done
-sleep 0.3
-kill -9 $pid
-wait $pid 2>/dev/null
-sleep 0.5 # its running phase dies with it (PR_SET_PDEATHSIG)
-[ -n "$(leftovers)" ] && ok "kill -9: the loop device and mount stay (as expected)" || skip "kill -9: nothing was left to clean up"
-on_exit "for m in \$(grep -o '[^ ]*myriad-lifecycle-[^ ]*' /proc/mounts); do umount -l \$m; done; for d in \$(losetup -a | grep myriad-lifecycle- | cut -d: -f1); do losetup -d \$d; done; rm -f /var/tmp/myriad-lifecycle-*"
-"$MYRIAD" lifecycle --fs ext4 --scales 2000 --out "$K" >/dev/null 2>"$S/kill.err"
-expect_eq "after kill -9: the next run succeeds" 0 $?
-grep -q "cleaning up after an earlier run" "$S/kill.err" && ok "after kill -9: the next run says what it cleaned up" ||
-	fail "no clean-up message: $(cat "$S/kill.err")"
-expect_eq "after kill -9 and a new run: nothing left behind" "" "$(leftovers)"
