@@ -20,13 +20,16 @@ SB=$SANDBOX
 IMG=$S/img
 mkdir -p "$IMG"
 
+# backing DEV: the file a loop device is backed by (empty when detached).
+backing() { losetup -nO BACK-FILE "$1" 2>/dev/null | sed 's/ *$//'; }
+# detach_if DEV FILE: detach DEV if FILE still backs it (a binary that detached it wrongly lets
+# another process take the number: that one is not ours to detach).
+detach_if() { [ "$(backing "$1")" = "$2" ] && losetup -d "$1"; }
 # attach FILE: a loop device over FILE in $LOOPDEV, detached at exit.
 attach() {
 	LOOPDEV=$(losetup --find --show "$1") || return 1
-	on_exit "losetup -d '$LOOPDEV'"
+	on_exit "detach_if '$LOOPDEV' '$1'"
 }
-# backing DEV: the file a loop device is backed by (empty when detached).
-backing() { losetup -nO BACK-FILE "$1" 2>/dev/null | sed 's/ *$//'; }
 
 # ---- (a) foreign things that look like lifecycle's ----
 FM=$SB/x/myriad-lifecycle-foo
@@ -75,7 +78,7 @@ killed_run() {
 	LEFT_LOOP=$([ -n "$LEFT_IMG" ] && losetup -nO NAME -j "$LEFT_IMG" | head -1)
 	LEFT_MNT=$([ -n "$LEFT_LOOP" ] && findmnt -nro TARGET -S "$LEFT_LOOP" | head -1)
 	# Should lifecycle fail to remove them, the test does.
-	on_exit "umount -l '$LEFT_MNT'; rmdir '$LEFT_MNT'; losetup -d '$LEFT_LOOP'; rm -f '$LEFT_IMG'"
+	on_exit "umount -l '$LEFT_MNT'; rmdir '$LEFT_MNT'; detach_if '$LEFT_LOOP' '$LEFT_IMG'; rm -f '$LEFT_IMG'"
 	[ -n "$LEFT_IMG" ] && [ -n "$LEFT_LOOP" ] && [ -n "$LEFT_MNT" ]
 }
 
@@ -107,11 +110,12 @@ K2=$S/kill2
 if ! killed_run "$K2"; then
 	skip "record check: the killed run left nothing"
 else
-	umount "$LEFT_MNT" && losetup -d "$LEFT_LOOP"
+	umount "$LEFT_MNT" && detach_if "$LEFT_LOOP" "$LEFT_IMG"
 	truncate -s 32M "$S/swapped.img" && mkfs.ext4 -q -F "$S/swapped.img" >/dev/null 2>&1
 	if ! losetup "$LEFT_LOOP" "$S/swapped.img" 2>/dev/null; then
 		skip "record check: $LEFT_LOOP was taken before the test could reuse it"
 	else
+		on_exit "detach_if '$LEFT_LOOP' '$S/swapped.img'"
 		mount "$LEFT_LOOP" "$LEFT_MNT" && echo swapped >"$LEFT_MNT/data"
 		"$MYRIAD" lifecycle --fs ext4 --scales 2000 --image-dir "$IMG" --out "$K2" >/dev/null 2>"$S/kill2.err"
 		expect_eq "record check: the run with the same --out: exit 0" 0 $?
