@@ -188,10 +188,12 @@ void json_i64(struct json *j, const char *key, int64_t v)
 void json_double(struct json *j, const char *key, double v)
 {
 	json_key(j, key);
-	if (isfinite(v))
-		sbuf_printf(j->b, "%.6g", v);
-	else
+	if (!isfinite(v))
 		sbuf_adds(j->b, "null");
+	else if (v == trunc(v) && fabs(v) < 9007199254740992.0) /* 2^53: every integer exact */
+		sbuf_printf(j->b, "%.0f", v);
+	else
+		sbuf_printf(j->b, "%.15g", v);
 }
 
 void json_bool(struct json *j, const char *key, bool v)

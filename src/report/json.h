@@ -34,6 +34,8 @@ void json_open(struct json *j, const char *key, char bracket);  /* key NULL insi
 void json_close(struct json *j, char bracket);
 void json_u64(struct json *j, const char *key, uint64_t v);
 void json_i64(struct json *j, const char *key, int64_t v);
+/* A number: an integral value (below 2^53) exactly, as digits; others to 15 significant digits;
+ * NaN and infinities as null. */
 void json_double(struct json *j, const char *key, double v);
 void json_bool(struct json *j, const char *key, bool v);
 void json_str(struct json *j, const char *key, const char *s);

@@ -94,8 +94,8 @@ bool lc_fit(const double *x, const double *y, int n, double at, struct lc_fit *f
 			seen |= x[j] == x[i];
 		distinct += !seen;
 	}
-	if (distinct < 2)
-		return false;
+	if (distinct < LC_FIT_MIN_SCALES)
+		return false; /* two points fit any model exactly: they tell nothing of the trend */
 	least_squares(x, y, n, &f->a, &f->b);
 	f->r2_lin = r2_of(x, y, n, f_lin, f);
 	f->have_pow = true;
@@ -123,8 +123,12 @@ bool lc_fit(const double *x, const double *y, int n, double at, struct lc_fit *f
 		f->projected = m / n;
 		return true;
 	}
-	/* Ties (two points fit both exactly) go to the power law, which cannot project below zero. */
-	if (f->have_pow && (f->r2_pow >= f->r2_lin || lin <= 0)) {
+	/* Ties go to the power law, which cannot project below zero. */
+	bool pow_wins = f->have_pow && (f->r2_pow >= f->r2_lin || lin <= 0);
+	if (pow_wins ? f->k < 0 : f->b < 0) {
+		f->model = "no trend";
+		f->projected = NAN;
+	} else if (pow_wins) {
 		f->model = "power";
 		f->projected = f_pow(f, at);
 	} else {
@@ -659,6 +663,102 @@ void html_escape(struct sbuf *b, const char *s)
 	}
 }
 
+/* ---- axis ticks ---- */
+
+/* Format v with at most decimals digits after the point, trailing zeros dropped; si: with a
+ * k/M/G suffix chosen by unit (1, 1e3, 1e6, 1e9). */
+static void tick_label(struct sbuf *b, double v, int decimals, double unit, bool si)
+{
+	static const char *const suffix[] = {"", "k", "M", "G", "T"};
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%.*f", decimals, si ? v / unit : v);
+	if (strchr(buf, '.')) {
+		char *e = buf + strlen(buf) - 1;
+		while (*e == '0')
+			*e-- = 0;
+		if (*e == '.')
+			*e = 0;
+	}
+	if (!strcmp(buf, "-0"))
+		strcpy(buf, "0");
+	sbuf_adds(b, buf);
+	if (si && v != 0)
+		sbuf_adds(b, suffix[(int)lround(log10(unit) / 3)]);
+}
+
+/* The SI unit (1, 1e3, 1e6 ...) for labelling values up to m. */
+static double si_unit(double m)
+{
+	double u = 1;
+	while (m >= 1000 * u && u < 1e12)
+		u *= 1000;
+	return u;
+}
+
+/* Digits after the point needed to tell ticks step apart, in the given unit. */
+static int decimals_for(double step, double unit)
+{
+	int d = (int)ceil(-log10(step / unit) - 1e-9);
+	return d < 0 ? 0 : d > 6 ? 6 : d;
+}
+
+void lc_axis_tics(struct sbuf *out, char axis, double lo, double hi, bool logscale, bool si)
+{
+	if (!(lo <= hi) || !isfinite(lo) || !isfinite(hi) || (logscale && lo <= 0))
+		return; /* no data: gnuplot's own */
+	double ticks[64];
+	int n = 0;
+	if (logscale) {
+		double decades = log10(hi / lo);
+		static const double all[] = {1, 2, 5}, ones[] = {1};
+		const double *m = decades <= 3 ? all : ones;
+		int nm = decades <= 3 ? 3 : 1;
+		double p = pow(10, floor(log10(lo) + 1e-9));
+		/* Start at the last tick at or below lo, end at the first at or above hi. */
+		int start = 0;
+		for (int i = nm - 1; i >= 0; i--)
+			if (m[i] * p <= lo * (1 + 1e-9)) {
+				start = i;
+				break;
+			}
+		for (int i = start; n < 64; i = (i + 1) % nm) {
+			double t = m[i] * p;
+			ticks[n++] = t;
+			if (t >= hi * (1 - 1e-9))
+				break;
+			if (i == nm - 1)
+				p *= 10;
+		}
+	} else {
+		if (hi == lo)
+			hi = lo + (lo ? fabs(lo) : 1);
+		double raw = (hi - lo) / 6, p = pow(10, floor(log10(raw))), step = p;
+		for (double f = 1; f <= 10; f = f == 1 ? 2 : f == 2 ? 5 : 10)
+			if ((step = f * p) >= raw)
+				break;
+		double first = floor(lo / step + 1e-9) * step, last = ceil(hi / step - 1e-9) * step;
+		for (double t = first; t <= last + step / 2 && n < 64; t += step)
+			ticks[n++] = fabs(t) < step / 1e6 ? 0 : t;
+	}
+	if (n < 1)
+		return;
+	double step = n > 1 ? ticks[1] - ticks[0] : 1;
+	/* The range a hair wider than the end ticks, so rounding cannot drop their labels. */
+	double lo_r = logscale ? ticks[0] * (1 - 1e-6) : ticks[0] - step * 1e-6;
+	double hi_r = logscale ? ticks[n - 1] * (1 + 1e-6) : ticks[n - 1] + step * 1e-6;
+	sbuf_printf(out, "set %crange [%.12g:%.12g]\nset %ctics (", axis, lo_r, hi_r, axis);
+	for (int i = 0; i < n; i++) {
+		/* Each tick in its own unit (200k, 1.2M); log ticks need only their own digits, linear
+		 * ones the step's. */
+		double u = si ? si_unit(fabs(ticks[i])) : 1;
+		int d = decimals_for(logscale ? ticks[i] : step, u);
+		sbuf_adds(out, i ? ", \"" : "\"");
+		tick_label(out, ticks[i], d, u, si);
+		sbuf_printf(out, "\" %.9g", ticks[i]);
+	}
+	sbuf_adds(out, ")\n");
+}
+
 /* ---- gnuplot ---- */
 
 static bool have_gnuplot(void)
@@ -680,26 +780,33 @@ static bool have_gnuplot(void)
 struct chart {
 	const char *dir;
 	int seq;
-	struct sbuf script; /* the plot command */
+	struct sbuf script; /* terminal, titles, axes */
+	struct sbuf plots;  /* the plot command's series */
 	int nplots;
 	struct sbuf *html;
 	int rendered;
+	bool logx, logy, six, siy;       /* log axes; counts labelled with k/M/G */
+	double xlo, xhi, ylo, yhi;       /* the data's range */
 };
 
-/* Start a chart: terminal, title, axes. */
+/* Start a chart: terminal, title, axes (log or linear; si: the axis counts things, labelled 10k,
+ * 1.5M; otherwise plain numbers). */
 static void chart_begin(struct chart *c, const char *title, const char *xlabel, const char *ylabel, bool logx,
-			bool logy)
+			bool logy, bool six, bool siy)
 {
 	c->seq++;
 	c->nplots = 0;
+	c->logx = logx, c->logy = logy, c->six = six, c->siy = siy;
+	c->xlo = c->ylo = INFINITY;
+	c->xhi = c->yhi = -INFINITY;
 	sbuf_clear(&c->script);
+	sbuf_clear(&c->plots);
 	sbuf_printf(&c->script,
 		    "set terminal svg size 520,340 font 'sans,11' background rgb 'white'\n"
 		    "set output '%s/c%d.svg'\n"
 		    "set title \"%s\"\nset xlabel \"%s\"\nset ylabel \"%s\"\n"
-		    "set grid\nset key top left box opaque\nset format x '%%.0s%%c'\nset format y '%%g'\n%s%s",
+		    "set termoption noenhanced\nset grid\nset key top left box opaque\n%s%s",
 		    c->dir, c->seq, title, xlabel, ylabel, logx ? "set logscale x\n" : "", logy ? "set logscale y\n" : "");
-	sbuf_adds(&c->script, "plot ");
 }
 
 /* Add a series: points (x, y); style "linespoints" or "lines". */
@@ -713,14 +820,17 @@ static void chart_series(struct chart *c, const char *name, const double *x, con
 	FILE *fp = fopen(f, "w");
 	if (!fp)
 		return;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		fprintf(fp, "%.9g %.9g\n", x[i], y[i]);
+		c->xlo = fmin(c->xlo, x[i]), c->xhi = fmax(c->xhi, x[i]);
+		c->ylo = fmin(c->ylo, y[i]), c->yhi = fmax(c->yhi, y[i]);
+	}
 	fclose(fp);
-	sbuf_printf(&c->script, "%s'%s' using 1:2 with %s lw 2 title \"", c->nplots ? ", \\\n  " : "", f, style);
+	sbuf_printf(&c->plots, "%s'%s' using 1:2 with %s lw 2 title \"", c->nplots ? ", \\\n  " : "plot ", f, style);
 	for (const char *s = name; *s; s++)
 		if (*s != '"' && *s != '\\' && *s != '\'')
-			sbuf_addc(&c->script, *s);
-	sbuf_adds(&c->script, "\"");
+			sbuf_addc(&c->plots, *s);
+	sbuf_adds(&c->plots, "\"");
 	c->nplots++;
 }
 
@@ -750,6 +860,9 @@ static void chart_end(struct chart *c, const char *caption)
 {
 	if (!c->nplots)
 		return;
+	lc_axis_tics(&c->script, 'x', c->xlo, c->xhi, c->logx, c->six);
+	lc_axis_tics(&c->script, 'y', c->ylo, c->yhi, c->logy, c->siy);
+	sbuf_add(&c->script, c->plots.data, c->plots.len);
 	sbuf_addc(&c->script, '\n');
 	char sp[4096], svg[4096];
 	snprintf(sp, sizeof(sp), "%s/c%d.gp", c->dir, c->seq);
@@ -836,6 +949,114 @@ static const char css[] =
     "figure{display:inline-block;margin:.5em}figcaption{font-size:.85em;max-width:520px}"
     "svg{width:520px;height:340px}";
 
+/* The value of metric for series s at exactly n files (its last cycle there), or false. */
+static bool value_at(struct lc_results *const *runs, const struct series *s, int metric, uint64_t n, double *v)
+{
+	const struct lc_results *R = runs[s->run];
+	bool found = false;
+	for (size_t i = 0; i < R->ncycles; i++)
+		if (R->cycles[i].files == n && !strcmp(R->cycles[i].fs, s->fs))
+			found |= metric_of(&R->cycles[i], metric, v);
+	return found;
+}
+
+/* The largest file count at which two or more series measured metric (0: none). */
+static uint64_t largest_shared_scale(struct lc_results *const *runs, const struct series *ser, size_t nser, int metric)
+{
+	uint64_t best = 0;
+	for (size_t s = 0; s < nser; s++) {
+		const struct lc_results *R = runs[ser[s].run];
+		for (size_t i = 0; i < R->ncycles; i++) {
+			uint64_t n = R->cycles[i].files;
+			double v;
+			if (n <= best || strcmp(R->cycles[i].fs, ser[s].fs) || !metric_of(&R->cycles[i], metric, &v))
+				continue;
+			int have = 0;
+			for (size_t t = 0; t < nser; t++)
+				have += value_at(runs, &ser[t], metric, n, &v);
+			if (have >= 2)
+				best = n;
+		}
+	}
+	return best;
+}
+
+/*
+ * The verdict at the top of the page: per charted phase, the fastest filesystem at the largest
+ * scale two or more of them reached, and how far ahead of the next it was; then each checker's
+ * peak memory there. Nothing when fewer than two series share a scale.
+ */
+static void render_verdict(struct sbuf *h, struct lc_results *const *runs, const struct series *ser, size_t nser)
+{
+	bool opened = false;
+	for (int k = 0; k < PH_N; k++) {
+		if (!lc_phases[k].chart)
+			continue;
+		uint64_t n = largest_shared_scale(runs, ser, nser, k);
+		if (!n)
+			continue;
+		int best = -1, next = -1;
+		double bv = INFINITY, nv = INFINITY, v;
+		for (size_t s = 0; s < nser; s++) {
+			if (!value_at(runs, &ser[s], k, n, &v))
+				continue;
+			if (v < bv)
+				next = best, nv = bv, best = (int)s, bv = v;
+			else if (v < nv)
+				next = (int)s, nv = v;
+		}
+		if (!opened) {
+			sbuf_adds(h, "<h2>Verdict</h2>\n<table><tr><th class=l>phase</th><th>at</th><th class=l>fastest</th>"
+				     "<th>time</th><th class=l>next</th><th>time</th><th>ahead by</th></tr>\n");
+			opened = true;
+		}
+		sbuf_adds(h, "<tr><td class=l>");
+		html_escape(h, lc_phases[k].title);
+		sbuf_adds(h, "</td><td>");
+		fmt_files(h, (double)n);
+		sbuf_adds(h, " files</td><td class=l><b>");
+		html_escape(h, ser[best].name);
+		sbuf_adds(h, "</b></td><td>");
+		fmt_duration(h, bv);
+		sbuf_adds(h, "</td><td class=l>");
+		html_escape(h, ser[next].name);
+		sbuf_adds(h, "</td><td>");
+		fmt_duration(h, nv);
+		sbuf_adds(h, "</td><td>");
+		if (bv > 0)
+			sbuf_printf(h, "%.2f&times;", nv / bv);
+		else
+			sbuf_adds(h, "&ndash;");
+		sbuf_adds(h, "</td></tr>\n");
+	}
+	if (!opened)
+		return;
+	sbuf_adds(h, "</table>\n");
+	uint64_t n = largest_shared_scale(runs, ser, nser, -1);
+	if (!n)
+		return;
+	sbuf_adds(h, "<p>Checker memory (peak RSS of the read-only check) at ");
+	fmt_files(h, (double)n);
+	sbuf_adds(h, " files: ");
+	bool first = true;
+	for (size_t s = 0; s < nser; s++) {
+		double v, m;
+		if (!value_at(runs, &ser[s], -1, n, &v))
+			continue;
+		sbuf_adds(h, first ? "" : "; ");
+		first = false;
+		html_escape(h, ser[s].name);
+		sbuf_adds(h, " ");
+		fmt_kib(h, v);
+		if (value_at(runs, &ser[s], -2, n, &m)) {
+			sbuf_adds(h, " (xfs_repair states a minimum of ");
+			fmt_kib(h, m);
+			sbuf_adds(h, ")");
+		}
+	}
+	sbuf_adds(h, ".</p>\n");
+}
+
 int lc_render_html(struct lc_results *const *runs, size_t nruns, const char *path)
 {
 	struct sbuf h = {0};
@@ -855,6 +1076,8 @@ int lc_render_html(struct lc_results *const *runs, size_t nruns, const char *pat
 		      "<code>btrfs check --readonly</code>), verifies and removes every file. This repeats "
 		      "Ric Wheeler's 2010 &ldquo;One billion files&rdquo; experiment at the scales below; each "
 		      "phase ran in its own process, timed by wall clock, its peak RSS from <code>wait4()</code>.</p>\n");
+
+	render_verdict(&h, runs, ser, nser);
 
 	/* Runs. */
 	for (size_t r = 0; r < nruns; r++) {
@@ -928,7 +1151,7 @@ int lc_render_html(struct lc_results *const *runs, size_t nruns, const char *pat
 				continue;
 			char title[160];
 			snprintf(title, sizeof(title), "%s: time against files", lc_phases[k].title);
-			chart_begin(&ch, title, "files", "seconds", true, true);
+			chart_begin(&ch, title, "files", "seconds", true, true, true, false);
 			for (size_t s = 0; s < nser; s++) {
 				const struct lc_results *R = runs[ser[s].run];
 				size_t n = 0;
@@ -951,9 +1174,7 @@ int lc_render_html(struct lc_results *const *runs, size_t nruns, const char *pat
 			chart_begin(&ch, which ? "Remove rate against files still present (largest scale)"
 					       : "Create rate against files present (largest scale)",
 				    "files present", which ? "entries removed per second" : "files created per second",
-				    false, false);
-			if (which)
-				sbuf_adds(&ch.script, "");
+				    false, false, true, true);
 			for (size_t s = 0; s < nser; s++) {
 				const struct lc_results *R = runs[ser[s].run];
 				const struct lc_phase *best = NULL;
@@ -983,7 +1204,7 @@ int lc_render_html(struct lc_results *const *runs, size_t nruns, const char *pat
 					       "present.");
 		}
 		/* Checker memory. */
-		chart_begin(&ch, "Filesystem checker: peak memory against files", "files", "MiB", true, true);
+		chart_begin(&ch, "Filesystem checker: peak memory against files", "files", "MiB", true, true, true, false);
 		for (int m = -1; m >= -2; m--)
 			for (size_t s = 0; s < nser; s++) {
 				const struct lc_results *R = runs[ser[s].run];
@@ -1018,11 +1239,13 @@ int lc_render_html(struct lc_results *const *runs, size_t nruns, const char *pat
 		      "scales, by least squares on a linear model t = a + b&middot;N and on a power law t = "
 		      "c&middot;N<sup>k</sup> (log-log); the model with the better R&sup2; (computed on the "
 		      "original values) projects; when neither reaches R&sup2; 0.5 there is no trend and the "
-		      "mean of the measurements stands (model &ldquo;constant&rdquo;). Caches, journals, allocation groups and memory behave "
-		      "differently far beyond the measured range: treat the numbers as an order of magnitude. "
-		      "With two points both models fit exactly.</p>\n");
+		      "mean of the measurements stands (model &ldquo;constant&rdquo;); a fit that would make a time "
+		      "or a memory shrink as files grow projects nothing (&ldquo;no trend&rdquo;). A fit needs "
+		      "three or more scales (two points fit any model exactly). Caches, journals, allocation "
+		      "groups and memory behave differently far beyond the measured range: treat the numbers as "
+		      "an order of magnitude.</p>\n");
 	if (!np)
-		sbuf_adds(&h, "<p>No projection: each filesystem needs results at two or more scales.</p>\n");
+		sbuf_adds(&h, "<p>No projection: each filesystem needs results at three or more scales.</p>\n");
 	else {
 		sbuf_adds(&h, "<table><tr><th class=l>filesystem</th><th class=l>metric</th><th>points</th>"
 			      "<th>largest measured</th><th>linear a + b&middot;N</th><th>R&sup2;</th>"
@@ -1150,6 +1373,7 @@ int lc_render_html(struct lc_results *const *runs, size_t nruns, const char *pat
 		      "s.setAttribute('data-rendered-height',Math.round(r.height));});</script>\n</body></html>\n");
 	free_series(ser, nser);
 	sbuf_free(&ch.script);
+	sbuf_free(&ch.plots);
 	if (gp) {
 		struct sbuf rm = {0};
 		sbuf_printf(&rm, "%s", dir);

@@ -93,7 +93,10 @@ struct lc_results {
 
 /* Linear t = a + b*N and power law t = c*N^k (log-log least squares); R² of each measured on
  * the original values, so they compare. model is the better one ("linear"/"power"), or
- * "constant" (the mean) when neither reaches R² 0.5. */
+ * "constant" (the mean) when neither reaches R² 0.5, or "no trend" (projected NaN) when the better
+ * one makes the value shrink as N grows: a time or a memory that falls with more files is noise,
+ * not a law. Needs LC_FIT_MIN_SCALES distinct N. */
+#define LC_FIT_MIN_SCALES 3
 struct lc_fit {
 	int n;
 	double a, b, r2_lin;
@@ -118,6 +121,12 @@ size_t lc_projections(struct lc_results *const *runs, size_t nruns, double files
 void lc_proj_free(struct lc_proj *p, size_t n);
 /* The projections as a JSON array under key. */
 void lc_proj_json(struct json *j, const char *key, const struct lc_proj *p, size_t n, double files);
+
+/* gnuplot commands that set axis ('x' or 'y') to span [lo, hi] with readable, distinct tick labels:
+ * on a log axis at 1, 2, 5 per decade (only powers of ten past three decades), on a linear one every
+ * 1, 2 or 5 x 10^k (4 to 7 ticks); si labels count with k, M, G (250k, 1.5M), otherwise plain
+ * numbers. Nothing for an empty range. */
+void lc_axis_tics(struct sbuf *out, char axis, double lo, double hi, bool logscale, bool si);
 
 /* results.json: everything in r, plus the projections to r->project files. */
 void lc_results_json(const struct lc_results *r, struct sbuf *out);

@@ -117,14 +117,14 @@ static void malformed_results_are_refused(void **state)
 static void results_roundtrip(void **state)
 {
 	struct lc_results r = {.kernel = "Linux test", .cpu_model = "cpu", .cpus = 2, .mem_kib = 1024,
-			       .files = 300, .project = 1e9, .complete = true};
-	uint64_t scales[] = {100, 300};
+			       .files = 1000, .project = 1e9, .complete = true};
+	uint64_t scales[] = {100, 300, 1000}; /* a fit needs three */
 	r.scales = scales;
-	r.nscales = 2;
-	struct lc_cycle cyc[2];
+	r.nscales = 3;
+	struct lc_cycle cyc[3];
 	memset(cyc, 0, sizeof(cyc));
 	struct lc_point tl[] = {{0.5, 50, 100}, {1, 100, 100}};
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		cyc[i].fs = "ext4";
 		cyc[i].files = scales[i];
 		cyc[i].complete = true;
@@ -143,7 +143,7 @@ static void results_roundtrip(void **state)
 		cyc[i].ph[PH_RM].error = "exit status 1: boom";
 	}
 	r.cycles = cyc;
-	r.ncycles = 2;
+	r.ncycles = 3;
 	struct sbuf b = {0};
 	lc_results_json(&r, &b);
 	char path[] = "/tmp/myriad-test-results.XXXXXX";
@@ -155,10 +155,10 @@ static void results_roundtrip(void **state)
 	struct lc_results *back = lc_load(path, err, sizeof(err));
 	unlink(path);
 	assert_non_null(back);
-	assert_int_equal(back->ncycles, 2);
-	assert_int_equal(back->nscales, 2);
+	assert_int_equal(back->ncycles, 3);
+	assert_int_equal(back->nscales, 3);
 	assert_string_equal(back->kernel, "Linux test");
-	const struct lc_cycle *c = &back->cycles[1];
+	const struct lc_cycle *c = &back->cycles[1]; /* the 300 */
 	assert_int_equal(c->files, 300);
 	assert_true(c->complete);
 	assert_int_equal(c->lazy_itable_init, 1);
