@@ -41,12 +41,15 @@ static const char rm_help[] =
     "      --ionice CLASS       idle, or be:0..7 (best effort, 0 highest): the I/O priority to run at\n"
     "%s"
     "\n"
-    "Symlinks are never followed; rm never crosses into another filesystem: a mount point under DIR\n"
-    "is reported and left alone, with the directories above it. / is refused. On ext2/3/4, XFS and\n"
-    "btrfs each directory's entries are unlinked in inode order, in bounded chunks; elsewhere in\n"
-    "readdir order. An entry that cannot be removed is reported and everything else is removed\n"
-    "(exit 1). Interrupted (exit 3, or kill -9), the same command carries on; counts then include\n"
-    "only what this job removed after its last snapshot before the interruption.\n";
+    "Symlinks are never followed: a DIR that is a symlink, or is given as 'link/', is refused. rm never\n"
+    "crosses into another filesystem: a mount point under DIR is reported and left alone, with the\n"
+    "directories above it. Refused before anything is removed (exit 2): a DIR whose last component is\n"
+    "'.' or '..', /, and the working directory and the directories above it (by device and inode,\n"
+    "whatever the spelling). On ext2/3/4, XFS and btrfs each directory's entries are unlinked in inode\n"
+    "order, in bounded chunks; elsewhere in readdir order. An entry that cannot be removed is reported\n"
+    "and everything else is removed (exit 1). Interrupted (exit 3, or kill -9), the same command\n"
+    "carries on; counts then include only what this job removed after its last snapshot before the\n"
+    "interruption.\n";
 
 struct local {
 	uint64_t files, dirs;
