@@ -21,6 +21,7 @@
 #include "cmd/job.h"
 #include "engine/walk.h"
 #include "io/dir.h"
+#include "io/guard.h"
 #include "report/hist.h"
 #include "report/json.h"
 #include "report/progress.h"
@@ -40,12 +41,15 @@ static const char rm_help[] =
     "      --ionice CLASS       idle, or be:0..7 (best effort, 0 highest): the I/O priority to run at\n"
     "%s"
     "\n"
-    "Symlinks are never followed; rm never crosses into another filesystem: a mount point under DIR\n"
-    "is reported and left alone, with the directories above it. / is refused. On ext2/3/4, XFS and\n"
-    "btrfs each directory's entries are unlinked in inode order, in bounded chunks; elsewhere in\n"
-    "readdir order. An entry that cannot be removed is reported and everything else is removed\n"
-    "(exit 1). Interrupted (exit 3, or kill -9), the same command carries on; counts then include\n"
-    "only what this job removed after its last snapshot before the interruption.\n";
+    "Symlinks are never followed: a DIR that is a symlink, or is given as 'link/', is refused. rm never\n"
+    "crosses into another filesystem: a mount point under DIR is reported and left alone, with the\n"
+    "directories above it. Refused before anything is removed (exit 2): a DIR whose last component is\n"
+    "'.' or '..', /, and the working directory and the directories above it (by device and inode,\n"
+    "whatever the spelling). On ext2/3/4, XFS and btrfs each directory's entries are unlinked in inode\n"
+    "order, in bounded chunks; elsewhere in readdir order. An entry that cannot be removed is reported\n"
+    "and everything else is removed (exit 1). Interrupted (exit 3, or kill -9), the same command\n"
+    "carries on; counts then include only what this job removed after its last snapshot before the\n"
+    "interruption.\n";
 
 struct local {
 	uint64_t files, dirs;
@@ -95,7 +99,10 @@ static bool rm_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool keep
 		return false;
 	}
 	uint64_t t = now_ns();
-	if (walk_rmdir(d) != 0 && errno != ENOENT) {
+	/* A directory below that is gone was removed by someone else, which is its purpose; an operand
+	 * that is gone was not removed by this job (it was there when this run started), and the path
+	 * may have named another directory than the one emptied. */
+	if (walk_rmdir(d) != 0 && (errno != ENOENT || d->relstart == d->pathlen)) {
 		errlog_report(errs, d->path, d->pathlen, "rmdir", errno);
 		return true; /* and so do its parents, without a second report each */
 	}
@@ -250,12 +257,51 @@ static int rm_run(void *opts)
 	int ioprio = o->ioprio;
 	char **roots = argv + o->first;
 	size_t nroots = argc - o->first;
+
+	/* Operands: directories (not symlinks to them), each passing the guard, all checked before any
+	 * work starts. An operand that is gone while this job's state exists was removed by an
+	 * interrupted run. */
+	int rc = EXIT_OK;
+	struct guard guard;
+	if (guard_init(&guard) != 0)
+		return usage_error("cannot read the working directory and the directories above it, which are "
+				   "never removed: %s",
+				   strerror(errno));
+	char **present_roots = xcalloc(nroots, sizeof(char *));
+	struct guard_operand *checked = xcalloc(nroots, sizeof(*checked));
+	size_t present = 0;
+	const char *missing = NULL;
+	for (size_t i = 0; i < nroots && rc == EXIT_OK; i++) {
+		enum guard_verdict v = guard_check(&guard, roots[i], &checked[present]);
+		if (v == GUARD_ERRNO && errno == ENOENT)
+			missing = missing ? missing : roots[i];
+		else if (v == GUARD_ERRNO)
+			rc = usage_error("%s: %s", roots[i], strerror(errno));
+		else if (v == GUARD_LINK_SLASH)
+			rc = usage_error("refusing to remove '%s': %s (to remove the link itself: rm '%.*s'; to remove the "
+					 "directory it points to, name that directory)",
+					 roots[i], guard_rule(v), (int)guard_name_len(roots[i]), roots[i]);
+		else if (v != GUARD_OK)
+			rc = usage_error("refusing to remove '%s': %s", roots[i], guard_rule(v));
+		else if (S_ISLNK(checked[present].type))
+			rc = usage_error("refusing to remove '%s': it is a symlink, and symlinks are never followed "
+					 "(myriad rm removes directories; to remove the link itself: rm '%s')",
+					 roots[i], roots[i]);
+		else if (!S_ISDIR(checked[present].type))
+			rc = usage_error("%s: not a directory", roots[i]);
+		else
+			present_roots[present++] = roots[i];
+	}
+	guard_free(&guard);
+	if (rc != EXIT_OK) {
+		free(present_roots);
+		free(checked);
+		return rc;
+	}
+
 	struct sbuf id = {0}, cmdline = {0};
 	job_identity(&id, "rm");
 	for (size_t i = 0; i < nroots; i++) {
-		char abs[PATH_MAX];
-		if (realpath(roots[i], abs) && !strcmp(abs, "/"))
-			return usage_error("%s: refusing to remove /", roots[i]);
 		identity_add_path(&id, roots[i]);
 		ser_str(&id, roots[i]);
 	}
@@ -264,27 +310,9 @@ static int rm_run(void *opts)
 		ser_str(&id, excludes[i]);
 	job_cmdline(&cmdline, argc, argv);
 
-	/* Operands: directories (not symlinks to them), checked before any work starts. An operand
-	 * that is gone while this job's state exists was removed by an interrupted run. */
-	char **present_roots = xcalloc(nroots, sizeof(char *));
-	size_t present = 0;
-	const char *missing = NULL;
-	for (size_t i = 0; i < nroots; i++) {
-		struct stat st;
-		if (lstat(roots[i], &st) != 0) {
-			if (errno == ENOENT) {
-				missing = missing ? missing : roots[i];
-				continue;
-			}
-			return usage_error("%s: %s", roots[i], strerror(errno));
-		}
-		if (!S_ISDIR(st.st_mode))
-			return usage_error("%s: not a directory", roots[i]);
-		present_roots[present++] = roots[i];
-	}
 	if (ioprio >= 0 && apply_ionice(ioprio) != 0)
 		return EXIT_USAGE;
-	int rc = job_begin(&c.job, &jo, "rm", &id, cmdline.data, NULL, 0);
+	rc = job_begin(&c.job, &jo, "rm", &id, cmdline.data, NULL, 0);
 	sbuf_free(&id);
 	sbuf_free(&cmdline);
 	if (rc)
@@ -326,6 +354,18 @@ static int rm_run(void *opts)
 	c.walk = walk_new(&cfg, snap);
 	if (!c.walk)
 		return EXIT_USAGE;
+	/* The walk opened each operand again, by its path: it must be what was checked (not, say, a
+	 * symlink to / put in its place since). Nothing has been removed yet. */
+	for (size_t i = 0; i < nroots; i++)
+		if (!guard_same(&checked[i], walk_root_fd(c.walk, i))) {
+			walk_free(c.walk);
+			if (snap || ckpt_started(c.job.ckpt))
+				ckpt_close(c.job.ckpt); /* the job stays as it was */
+			else
+				ckpt_finish(c.job.ckpt); /* nothing was saved: leave no state behind */
+			return usage_error("refusing to remove '%s': it was replaced while it was checked", roots[i]);
+		}
+	free(checked);
 	struct run_hooks hooks = walk_run_hooks(c.walk, rm_progress, NULL);
 	enum run_result res = job_execute(&c.job, &hooks);
 	double el = walk_elapsed(c.walk);

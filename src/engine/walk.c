@@ -611,6 +611,8 @@ struct walk *walk_new(const struct walk_config *cfg, const struct sbuf *snapshot
 	return w;
 }
 
+int walk_root_fd(const struct walk *w, size_t i) { return w->rootfd[i]; }
+
 static void start_workers(struct walk *w, int n)
 {
 	for (; w->nstarted < n; w->nstarted++)

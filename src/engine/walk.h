@@ -104,6 +104,10 @@ struct walk;
  */
 struct walk *walk_new(const struct walk_config *cfg, const struct sbuf *snapshot);
 
+/* Operand i as walk_new opened it (by its path, following a final symlink): for a command's last
+ * check, before the workers start, that it is what the command checked. */
+int walk_root_fd(const struct walk *w, size_t i);
+
 /* Start the workers (min_threads of them; the run loop's tick adds more while I/O-bound). */
 void walk_start(struct walk *w);
 

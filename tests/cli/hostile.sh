@@ -364,7 +364,7 @@ usage "walk: bad --type" "--type: 'q'" walk --type q "$S/dir"
 usage "rm: no operand" "missing operand" rm
 usage "rm: missing operand" "$S/missing: No such file or directory" rm "$S/missing"
 usage "rm: a file operand" "$S/file: not a directory" rm "$S/file"
-usage "rm: /" "refusing to remove /" rm /
+usage "rm: /" "refusing to remove '/': it is /" rm /
 usage "rm: bad --ionice" "--ionice: 'be:9'" rm --ionice be:9 "$S/dir"
 usage "copy: one operand" "need two operands" copy "$S/dir"
 usage "copy: three operands" "need two operands" copy "$S/dir" "$S/d2" "$S/d3"

@@ -1,14 +1,21 @@
 # rm removes any tree bottom-up, never follows symlinks or crosses filesystems, keeps what
 # --exclude names, reports what it cannot remove and removes the rest, and an interrupted rm
-# finishes when re-run.
+# finishes when re-run. Every tree removed here is in the sandbox (a tmpfs of its own, the working
+# directory inside it); the state and reports are in the scratch directory. The operand guards
+# (., .., /, the working directory, symlinks) are tested in rm_guard.sh.
 . "$(dirname "$0")/../lib.sh"
 S=$(scratch)
 export XDG_STATE_HOME=$S/state
-T=$S/t
-mkdir -p "$T" "$S/outside/keepme"
-touch "$S/outside/keepme/precious"
+if ! sandbox 1g 2>"$S/why"; then
+	skip "rm: $(cat "$S/why")"
+	exit 0
+fi
+W=$SANDBOX
+T=$W/t
+mkdir -p "$T" "$W/outside/keepme"
+touch "$W/outside/keepme/precious"
 make_hostile_tree "$T/h"
-ln -s "$S/outside/keepme" "$T/h/link-to-outside"
+ln -s "$W/outside/keepme" "$T/h/link-to-outside"
 "$MKTREE" "$T/many" --files 50000 --fanout 100
 n=$(find "$T" -printf x | wc -c)
 
@@ -21,7 +28,7 @@ expect_eq "--dry-run: removes nothing" "$n" "$(find "$T" -printf x | wc -c)"
 expect_eq "rm: exit 0" 0 $?
 [ ! -e "$T" ] && ok "rm: the tree is gone (hostile names, deep paths, every file type)" || fail "rm: left $(find "$T" | head)"
 expect_eq "rm: counts every entry" "$n" $(($(json_num "$S/rm.json" files) + $(json_num "$S/rm.json" directories)))
-[ -e "$S/outside/keepme/precious" ] && ok "rm: a symlink to a directory outside is removed, not followed" ||
+[ -e "$W/outside/keepme/precious" ] && ok "rm: a symlink to a directory outside is removed, not followed" ||
 	fail "rm followed a symlink"
 grep -q '"timeline":\[\[' "$S/rm.json" && ok "rm: JSON has the removal timeline" || fail "json: $(head -c 200 "$S/rm.json")"
 
@@ -38,18 +45,18 @@ rm -rf "$T"
 "$MYRIAD" rm / 2>"$S/err"
 expect_eq "rm /: refused with exit 2" 2 $?
 grep -q "refusing" "$S/err" && ok "rm /: says it refuses" || fail "message: $(cat "$S/err")"
-mkdir -p "$S/a/b"
-(cd "$S/a/b" && "$MYRIAD" rm ../../../../../../../.. 2>/dev/null)
+(cd "$W/a/b" && "$MYRIAD" rm ../../../../../../../.. 2>/dev/null)
 expect_eq "rm of a path that resolves to /: refused" 2 $?
-"$MYRIAD" rm "$S/missing" 2>/dev/null
+"$MYRIAD" rm "$W/missing" 2>/dev/null
 expect_eq "rm of a missing operand: exit 2" 2 $?
-touch "$S/file"
-"$MYRIAD" rm "$S/file" 2>/dev/null
+touch "$W/file"
+"$MYRIAD" rm "$W/file" 2>/dev/null
 expect_eq "rm of a non-directory: exit 2" 2 $?
-"$MYRIAD" rm --ionice bogus "$S/a" 2>/dev/null
+mkdir -p "$W/x/y"
+"$MYRIAD" rm --ionice bogus "$W/x" 2>/dev/null
 expect_eq "rm --ionice bogus: exit 2" 2 $?
-"$MYRIAD" rm --ionice idle --rate 100k "$S/a" >/dev/null 2>&1
-expect_eq "rm --ionice idle --rate: works" "0 no" "$? $([ -e "$S/a" ] && echo yes || echo no)"
+"$MYRIAD" rm --ionice idle --rate 100k "$W/x" >/dev/null 2>&1
+expect_eq "rm --ionice idle --rate: works" "0 no" "$? $([ -e "$W/x" ] && echo yes || echo no)"
 
 # Interrupted and resumed: the tree ends up gone.
 "$MKTREE" "$T" --files 60000 --fanout 100
@@ -74,13 +81,13 @@ expect_eq "no state is left behind" "" "$(ls "$S/state/myriad" 2>/dev/null)"
 # Killed after the last rmdir but before its state was removed: the same command (operand relative
 # to the working directory, and now gone) sees the job done, exits 0 and removes the state.
 "$MKTREE" "$T" --files 20000 --fanout 100
-(cd "$S" && exec "$MYRIAD" rm --rate 5k t) >/dev/null 2>&1 &
+(cd "$W" && exec "$MYRIAD" rm --rate 5k t) >/dev/null 2>&1 &
 pid=$!
 sleep 0.5
 kill -9 $pid
 wait $pid 2>/dev/null
 rm -rf "$T" # what the killed run would have removed before its end
-(cd "$S" && "$MYRIAD" rm t) >/dev/null 2>"$S/err"
+(cd "$W" && "$MYRIAD" rm t) >/dev/null 2>"$S/err"
 expect_eq "killed after the tree was gone: the same command exits 0" 0 $?
 expect_eq "killed after the tree was gone: the state is removed" "" "$(ls "$S/state/myriad" 2>/dev/null)"
 
@@ -99,13 +106,13 @@ expect_eq "killed while removing its finished state: the state is removed" "" "$
 
 # Every operand is checked before any work starts: one missing (no saved job) is exit 2, and the
 # others are left alone.
-mkdir -p "$S/present/sub"
-"$MYRIAD" rm --json "$S/m.json" "$S/missing" "$S/present" >/dev/null 2>"$S/err"
+mkdir -p "$W/present/sub"
+"$MYRIAD" rm --json "$S/m.json" "$W/missing" "$W/present" >/dev/null 2>"$S/err"
 expect_eq "a missing operand among others: exit 2" 2 $?
-[ -d "$S/present/sub" ] && ok "a missing operand among others: nothing removed" || fail "the present operand was removed"
-grep -q "$S/missing" "$S/err" && ok "a missing operand among others: named" || fail "message: $(cat "$S/err")"
+[ -d "$W/present/sub" ] && ok "a missing operand among others: nothing removed" || fail "the present operand was removed"
+grep -q "$W/missing" "$S/err" && ok "a missing operand among others: named" || fail "message: $(cat "$S/err")"
 expect_eq "a missing operand among others: no state left" "" "$(ls "$S/state/myriad" 2>/dev/null)"
-rm -rf "$S/present"
+rm -rf "$W/present"
 
 if is_root; then
 	# A mount point inside is reported and left alone, with its parents.
@@ -123,11 +130,11 @@ if is_root; then
 
 	# Entries that cannot be removed (faultfs): reported, everything else removed.
 	if [ -e /dev/fuse ]; then
-		B=$S/backing
+		B=$W/backing
 		"$MKTREE" "$B/t" --files 3000 --fanout 100
-		mount_faultfs "$B" "$S/m" --rule 'unlink:/t/d5/f55*:EACCES' --rule 'rmdir:/t/d9:EBUSY' ||
+		mount_faultfs "$B" "$W/m" --rule 'unlink:/t/d5/f55*:EACCES' --rule 'rmdir:/t/d9:EBUSY' ||
 			fail "faultfs did not mount"
-		"$MYRIAD" rm --errors "$S/errs" "$S/m/t" >/dev/null 2>"$S/err"
+		"$MYRIAD" rm --errors "$S/errs" "$W/m/t" >/dev/null 2>"$S/err"
 		expect_eq "unremovable entries: exit 1" 1 $?
 		# mktree names files f0..f99 in each directory: the rule matches d5/f55 only.
 		expect_eq "unremovable entries: each reported (1 unlink, 1 rmdir)" 2 "$(wc -l <"$S/errs")"
@@ -138,15 +145,15 @@ if is_root; then
 
 		# Stopped after a failure and resumed: the resumed pass meets the failed entries again, and
 		# the final run reports each once (in its count and its --errors file).
-		"$MKTREE" "$S/b2/t" --files 1000 --fanout 10
-		mount_faultfs "$S/b2" "$S/m2" --rule 'unlink:/t/*/f7:EACCES' || fail "faultfs did not mount"
-		"$MYRIAD" rm --rate 500 --checkpoint-interval 0.1 --errors "$S/errs2" "$S/m2/t" >/dev/null 2>&1 &
+		"$MKTREE" "$W/b2/t" --files 1000 --fanout 10
+		mount_faultfs "$W/b2" "$W/m2" --rule 'unlink:/t/*/f7:EACCES' || fail "faultfs did not mount"
+		"$MYRIAD" rm --rate 500 --checkpoint-interval 0.1 --errors "$S/errs2" "$W/m2/t" >/dev/null 2>&1 &
 		pid=$!
 		for _ in $(seq 200); do [ -s "$S/errs2" ] && break; sleep 0.05; done
 		kill -TERM $pid
 		wait $pid
 		rc=$?
-		"$MYRIAD" rm --errors "$S/errs2" --json "$S/j2" "$S/m2/t" >/dev/null 2>&1
+		"$MYRIAD" rm --errors "$S/errs2" --json "$S/j2" "$W/m2/t" >/dev/null 2>&1
 		expect_eq "failures, stopped and resumed: exit 3 then 1" "3 1" "$rc $?"
 		expect_eq "failures, stopped and resumed: each of the 100 once in --errors and the count" "100 100 100" \
 			"$(wc -l <"$S/errs2") $(sort -u "$S/errs2" | wc -l) $(json_num "$S/j2" errors)"
@@ -161,7 +168,7 @@ fi
 # and btrfs (parallel unlinks contend inside them), one per CPU or more elsewhere.
 if is_root; then
 	for fs in ext4 xfs btrfs; do
-		M=$S/img-$fs
+		M=$W/img-$fs
 		if ! mount_image $fs 1G "$M" 2>"$S/why"; then
 			skip "$fs: $(cat "$S/why")"
 			continue

@@ -1,0 +1,130 @@
+/*
+ * guard: operand checks for commands that remove (see guard.h). The '.'/'..' rule is lexical, so
+ * it holds before any lookup; the others compare what one O_PATH|O_NOFOLLOW open of the operand
+ * finds, so its type and identity come from the same entry.
+ */
+#include "io/guard.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/util.h"
+
+#define GUARD_MAX_DEPTH 65536 /* directories above the working directory: beyond this, a loop */
+
+/* The same entry through the same mount (a directory bind-mounted onto its own child is not its
+ * parent). */
+static bool same_mount_entry(const struct fs_id *a, const struct fs_id *b) { return fs_id_same(a, b) && a->mnt == b->mnt; }
+
+int guard_init(struct guard *g)
+{
+	memset(g, 0, sizeof(*g));
+	if (fs_identity(AT_FDCWD, "/", &g->root) != 0)
+		return -1;
+	int fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	size_t cap = 0;
+	while (fd >= 0) {
+		struct fs_id id;
+		if (fs_identity(fd, "", &id) != 0)
+			break;
+		if (g->nabove && same_mount_entry(&id, &g->above[g->nabove - 1])) {
+			close(fd); /* '..' of the top is the top itself */
+			return 0;
+		}
+		if (g->nabove == GUARD_MAX_DEPTH) {
+			errno = ELOOP;
+			break;
+		}
+		if (g->nabove == cap) {
+			cap = cap ? 2 * cap : 16;
+			g->above = xrealloc(g->above, cap * sizeof(*g->above));
+		}
+		g->above[g->nabove++] = id;
+		int up = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		fd = up;
+	}
+	int e = errno;
+	if (fd >= 0)
+		close(fd);
+	guard_free(g);
+	errno = e;
+	return -1;
+}
+
+void guard_free(struct guard *g)
+{
+	free(g->above);
+	g->above = NULL;
+	g->nabove = 0;
+}
+
+size_t guard_name_len(const char *path)
+{
+	size_t end = strlen(path);
+	while (end > 1 && path[end - 1] == '/')
+		end--;
+	return end;
+}
+
+enum guard_verdict guard_check(const struct guard *g, const char *path, struct guard_operand *op)
+{
+	/* The last component, trailing slashes aside ("d/./" ends in "."; "//" is "/"). */
+	size_t len = strlen(path), end = guard_name_len(path);
+	size_t start = end;
+	while (start > 0 && path[start - 1] != '/')
+		start--;
+	const char *last = path + start;
+	size_t n = end - start;
+	if ((n == 1 && last[0] == '.') || (n == 2 && last[0] == '.' && last[1] == '.'))
+		return GUARD_DOT;
+
+	/* Opened without its trailing slashes, which would make the kernel follow a final symlink. */
+	char *name = xmalloc(end + 1);
+	memcpy(name, path, end);
+	name[end] = 0;
+	int fd = open(name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	free(name);
+	struct stat st;
+	if (fd < 0)
+		return GUARD_ERRNO;
+	if (fstat(fd, &st) != 0 || fs_identity(fd, "", &op->id) != 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return GUARD_ERRNO;
+	}
+	close(fd);
+	op->type = st.st_mode & S_IFMT;
+	if (S_ISLNK(st.st_mode) && end < len)
+		return GUARD_LINK_SLASH;
+	if (fs_id_same(&op->id, &g->root))
+		return GUARD_ROOT;
+	for (size_t i = 0; i < g->nabove; i++)
+		if (fs_id_same(&op->id, &g->above[i]))
+			return GUARD_CWD;
+	return GUARD_OK;
+}
+
+const char *guard_rule(enum guard_verdict v)
+{
+	switch (v) {
+	case GUARD_DOT: return "a last component '.' or '..' is never removed";
+	case GUARD_LINK_SLASH: return "with a trailing '/' it names a symlink's target, and symlinks are never followed";
+	case GUARD_ROOT: return "it is / (the same directory, by device and inode)";
+	case GUARD_CWD: return "the working directory and the directories above it are never removed";
+	case GUARD_OK:
+	case GUARD_ERRNO: break;
+	}
+	return "";
+}
+
+bool guard_same(const struct guard_operand *op, int fd)
+{
+	struct fs_id now;
+	return fs_identity(fd, "", &now) == 0 && same_mount_entry(&now, &op->id);
+}
