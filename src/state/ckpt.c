@@ -168,7 +168,7 @@ static int read_file_at(int dirfd, const char *name, struct sbuf *buf, size_t ma
 
 enum dir_kind {
 	DIR_MARKED,  /* has myriad's marker */
-	DIR_EMPTY,   /* nothing in it (but maybe a marker.tmp of a run killed while marking it) */
+	DIR_EMPTY,   /* nothing in it (under the default location: but maybe a marker.tmp) */
 	DIR_OLD,     /* a state directory of a myriad before the marker: only its names, a real job */
 	DIR_FOREIGN, /* anything else: not myriad's to write in */
 };
@@ -195,8 +195,9 @@ static bool old_state_dir(int dirfd, char *why, size_t whylen)
 }
 
 /* What the directory open as dirfd is; for DIR_MARKED, who made it (*owned); for DIR_FOREIGN, why
- * it is not myriad's. -1 with errno when it cannot be read. */
-static int dir_kind(int dirfd, bool *owned, char *why, size_t whylen)
+ * it is not myriad's. in_base: it is under the default location, where a marker.tmp can only be
+ * left by a run killed while it marked the directory. -1 with errno when it cannot be read. */
+static int dir_kind(int dirfd, bool in_base, bool *owned, char *why, size_t whylen)
 {
 	struct sbuf m = {0};
 	int r = read_file_at(dirfd, MARKER, &m, 256);
@@ -222,13 +223,19 @@ static int dir_kind(int dirfd, bool *owned, char *why, size_t whylen)
 	struct dirent *e;
 	errno = 0;
 	while (kind != DIR_FOREIGN && (e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, MARKER ".tmp"))
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		bool marker_tmp = !strcmp(e->d_name, MARKER ".tmp");
+		if (marker_tmp && in_base)
 			continue;
 		size_t i = 0;
 		while (i < ARRAY_LEN(own_names) && strcmp(e->d_name, own_names[i]))
 			i++;
 		struct stat st;
-		if (i == ARRAY_LEN(own_names)) {
+		if (marker_tmp) {
+			snprintf(why, whylen, "'" MARKER ".tmp' was left by a run killed while it marked the directory: remove it");
+			kind = DIR_FOREIGN;
+		} else if (i == ARRAY_LEN(own_names)) {
 			snprintf(why, whylen, "'%s' is not one of myriad's files", e->d_name);
 			kind = DIR_FOREIGN;
 		} else if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
@@ -282,7 +289,7 @@ struct ckpt *ckpt_open(const char *cmd, const char *state_dir, const struct sbuf
 		goto fail;
 	}
 	char why[NAME_MAX + 64] = "";
-	int kind = dir_kind(c->dirfd, &c->owned, why, sizeof(why));
+	int kind = dir_kind(c->dirfd, !state_dir, &c->owned, why, sizeof(why));
 	if (kind < 0) {
 		warnx_("state directory %s: read: %s", c->dir, strerror(errno));
 		goto fail;

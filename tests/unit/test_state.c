@@ -315,6 +315,28 @@ static void empty_directories_are_marked_and_only_myriads_own_removed(void **sta
 	assert_non_null(c);
 	ckpt_finish(c);
 	assert_int_equal(entries(at("e2", NULL)), -1);
+
+	/* A marker.tmp alone (a run killed while marking): the user's to look at under --state; under
+	 * the default location, where all is myriad's, the directory is taken as empty. */
+	assert_int_equal(mkdir(at("e3", NULL), 0700), 0);
+	put(at("e3", "myriad-state.tmp"), "myriad state", 12);
+	assert_null(ckpt_open("test", at("e3", NULL), &id, "cmd\n"));
+	assert_string_equal(get(at("e3", "myriad-state.tmp")), "myriad state");
+	setenv("XDG_STATE_HOME", at("xdg", NULL), 1);
+	char *dir = ckpt_dir_for("test", NULL, &id);
+	assert_int_equal(mkdir(at("xdg", NULL), 0700), 0);
+	assert_int_equal(mkdir(at("xdg", "myriad"), 0700), 0);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	char tmp[512];
+	snprintf(tmp, sizeof(tmp), "%s/myriad-state.tmp", dir);
+	put(tmp, "myriad state", 12);
+	c = ckpt_open("test", NULL, &id, "cmd\n");
+	assert_non_null(c);
+	assert_string_equal(ckpt_dir(c), dir);
+	ckpt_finish(c);
+	assert_int_equal(entries(dir), -1); /* made by myriad: removed */
+	free(dir);
+	unsetenv("XDG_STATE_HOME");
 	sbuf_free(&id);
 }
 
