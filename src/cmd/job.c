@@ -20,7 +20,9 @@ const char job_options_help[] =
     "      --json FILE          write a JSON summary to FILE (- for standard output)\n"
     "      --errors FILE        write one JSON line per failed entry to FILE\n"
     "      --state DIR          keep the checkpoint in DIR (default: under /var/lib/myriad for root,\n"
-    "                           else $XDG_STATE_HOME/myriad, keyed by command and operands)\n"
+    "                           else $XDG_STATE_HOME/myriad, keyed by command and operands); DIR\n"
+    "                           must be new, empty or myriad's own (a non-empty one without a\n"
+    "                           myriad-state file is refused)\n"
     "      --no-state           keep no checkpoint (the run cannot be resumed)\n"
     "      --checkpoint-interval SECONDS  seconds between snapshots (default 5)\n"
     "      --progress SECONDS   status line interval on stderr (default: 1 on a terminal, else 60;\n"
@@ -141,24 +143,39 @@ int identity_add_path(struct sbuf *id, const char *p)
 	return 0;
 }
 
+/* Is the state directory sdir (absolute, resolved) inside one of trees? Then say so. */
+static bool state_in_trees(const char *sdir, char *const *trees, size_t ntrees)
+{
+	char tdir[PATH_MAX];
+	for (size_t i = 0; i < ntrees; i++)
+		if (realpath(trees[i], tdir) && path_inside(sdir, tdir)) {
+			warnx_("the state directory %s is inside %s: choose another with --state DIR", sdir, trees[i]);
+			return true;
+		}
+	return false;
+}
+
 int job_begin(struct job *j, const struct job_opts *o, const char *cmd, const struct sbuf *identity,
 	      const char *summary, char *const *trees, size_t ntrees)
 {
 	memset(j, 0, sizeof(*j));
 	j->opts = o;
 	if (!o->no_state) {
+		/* Checked before the directory is made when its parent exists, so that a refusal leaves
+		 * the tree as it was; after, for a directory made with its parents. */
+		char sdir[PATH_MAX];
+		char *dir = ckpt_dir_for(cmd, o->state, identity);
+		bool resolved = path_resolve(dir, sdir);
+		free(dir);
+		if (resolved && state_in_trees(sdir, trees, ntrees))
+			return EXIT_USAGE;
 		j->ckpt = ckpt_open(cmd, o->state, identity, summary);
 		if (!j->ckpt)
 			return EXIT_USAGE;
-		char sdir[PATH_MAX], tdir[PATH_MAX];
-		if (realpath(ckpt_dir(j->ckpt), sdir))
-			for (size_t i = 0; i < ntrees; i++)
-				if (realpath(trees[i], tdir) && path_inside(sdir, tdir)) {
-					warnx_("the state directory %s is inside %s: choose another with --state DIR",
-					       sdir, trees[i]);
-					ckpt_close(j->ckpt);
-					return EXIT_USAGE;
-				}
+		if (!resolved && realpath(ckpt_dir(j->ckpt), sdir) && state_in_trees(sdir, trees, ntrees)) {
+			ckpt_close(j->ckpt);
+			return EXIT_USAGE;
+		}
 		int r = ckpt_load(j->ckpt, &j->snapshot);
 		if (r < 0) {
 			ckpt_close(j->ckpt);

@@ -2,13 +2,19 @@
  * ckpt: state directories, locking and atomic snapshots for resumable commands (see ckpt.h).
  *
  * Layout of a state directory:
- *   lock      flock()ed by the running process; holds its pid for humans
- *   command   the command line, for humans browsing /var/lib/myriad
- *   identity  the job's identity blob, compared on resume
- *   snapshot  the last complete snapshot (written as snapshot.tmp, fsynced, renamed)
+ *   myriad-state  the marker: "myriad state directory 1" and who made the directory (myriad, or
+ *                 the user who gave it empty to --state); nothing is written in a non-empty
+ *                 directory without it
+ *   lock          flock()ed by the running process; holds its pid for humans
+ *   command       the command line, for humans browsing /var/lib/myriad
+ *   identity      the job's identity blob, compared on resume
+ *   snapshot      the last complete snapshot (written as snapshot.tmp, fsynced, renamed)
+ * Those names (and their .tmp) are the only entries myriad creates, opens for writing or removes
+ * there, never through a symbolic link.
  */
 #include "state/ckpt.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,16 +29,41 @@
 #include "state/ser.h"
 #include "util/util.h"
 
+#define MARKER "myriad-state"
+static const char marker_magic[] = "myriad state directory 1\n";
+static const char made_by_myriad[] = "made-by: myriad\n";
+static const char made_by_user[] = "made-by: user\n";
+
+/* Every name myriad writes in a state directory, in the order a finished job removes them: the
+ * identity goes last but for the lock (see ckpt_finish), the marker after everything. */
+static const char *const own_names[] = {"snapshot", "snapshot.tmp", "identity.tmp", "command", "command.tmp",
+					"identity",  "lock",	     MARKER ".tmp",  MARKER};
+
+/* errno for an entry of ours that is not a regular file of its own (a FIFO, a hard link...). */
+#define ENOTOWN EMEDIUMTYPE
+
 struct ckpt {
 	char *dir;
 	char *snapshot_path;
 	int dirfd;
 	int lockfd;
+	bool owned; /* made by myriad: removed with the last of its files */
 	bool identity_saved;
 	bool started; /* no snapshot, but an earlier run's identity */
 	struct sbuf identity;
 };
 
+static const char *errstr(int e)
+{
+	if (e == ELOOP)
+		return "a symbolic link (not followed)";
+	if (e == ENOTOWN)
+		return "not a regular file of its own";
+	return strerror(e);
+}
+
+/* Make path and its missing parents: 1 when the last component was made here, 0 when it was
+ * there, -1 with errno. */
 static int mkdir_p(const char *path, mode_t mode)
 {
 	char *p = xstrdup(path);
@@ -48,7 +79,7 @@ static int mkdir_p(const char *path, mode_t mode)
 	}
 	int r = mkdir(p, mode);
 	free(p);
-	return (r == 0 || errno == EEXIST) ? 0 : -1;
+	return r == 0 ? 1 : errno == EEXIST ? 0 : -1;
 }
 
 static char *default_base(void)
@@ -66,11 +97,43 @@ static char *default_base(void)
 	return xstrdup(buf);
 }
 
+char *ckpt_dir_for(const char *cmd, const char *state_dir, const struct sbuf *identity)
+{
+	if (state_dir)
+		return xstrdup(state_dir);
+	char *base = default_base();
+	size_t n = strlen(base) + strlen(cmd) + 32;
+	char *dir = xmalloc(n);
+	snprintf(dir, n, "%s/%s-%016llx", base, cmd, (unsigned long long)XXH64(identity->data, identity->len, 0));
+	free(base);
+	return dir;
+}
+
+/* Open an entry of the state directory that must be a regular file with one name, never through a
+ * symbolic link (ELOOP) nor blocking on a FIFO. -1 with errno (ENOTOWN: not such a file). */
+static int open_own(int dirfd, const char *name, int flags)
+{
+	int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		close(fd);
+		errno = ENOTOWN;
+		return -1;
+	}
+	return fd;
+}
+
+/* Write name whole through name.tmp, made afresh (O_EXCL after removing a stale one: a planted
+ * link or hard link there is replaced, never written through), and rename it over name. */
 static int write_file_at(int dirfd, const char *name, const void *data, size_t len, bool durable)
 {
 	char tmp[64];
 	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (unlinkat(dirfd, tmp, 0) != 0 && errno != ENOENT)
+		return -1;
+	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
 	if (write_all(fd, data, len) != 0 || (durable && fsync(fd) != 0)) {
@@ -86,14 +149,16 @@ static int write_file_at(int dirfd, const char *name, const void *data, size_t l
 	return 0;
 }
 
-static int read_file_at(int dirfd, const char *name, struct sbuf *buf)
+/* Read name (at most max bytes, 0: no limit) into buf. -1 with errno (ENOTOWN, ELOOP...). */
+static int read_file_at(int dirfd, const char *name, struct sbuf *buf, size_t max)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	int fd = open_own(dirfd, name, O_RDONLY);
 	if (fd < 0)
 		return -1;
 	char tmp[65536];
-	ssize_t n;
-	while ((n = read(fd, tmp, sizeof(tmp))) > 0)
+	ssize_t n = 0;
+	size_t want = sizeof(tmp);
+	while ((!max || buf->len < max) && (n = read(fd, tmp, max && max - buf->len < want ? max - buf->len : want)) > 0)
 		sbuf_add(buf, tmp, n);
 	int e = errno;
 	close(fd);
@@ -101,25 +166,121 @@ static int read_file_at(int dirfd, const char *name, struct sbuf *buf)
 	return n < 0 ? -1 : 0;
 }
 
+enum dir_kind {
+	DIR_MARKED,  /* has myriad's marker */
+	DIR_EMPTY,   /* nothing in it (under the default location: but maybe a marker.tmp) */
+	DIR_OLD,     /* a state directory of a myriad before the marker: only its names, a real job */
+	DIR_FOREIGN, /* anything else: not myriad's to write in */
+};
+
+/* An old myriad's state directory: only myriad's names, as regular files; an identity that is a
+ * myriad job's; a snapshot, if any, a whole myriad blob. false with the first thing that is not so. */
+static bool old_state_dir(int dirfd, char *why, size_t whylen)
+{
+	struct sbuf b = {0};
+	bool ok = read_file_at(dirfd, "identity", &b, 0) == 0 && b.len >= 8 && !memcmp(b.data, "MYRID001", 8);
+	if (!ok) {
+		snprintf(why, whylen, "its 'identity' is not a myriad job's");
+		sbuf_free(&b);
+		return false;
+	}
+	b.len = 0;
+	const char *bad;
+	int r = read_file_at(dirfd, "snapshot", &b, 0);
+	ok = (r != 0 && errno == ENOENT) || (r == 0 && b.len >= 8 && !memcmp(b.data, "MYR", 3) && ser_check(b.data, b.len, &bad));
+	if (!ok)
+		snprintf(why, whylen, "its 'snapshot' is not a whole myriad snapshot");
+	sbuf_free(&b);
+	return ok;
+}
+
+/* What the directory open as dirfd is; for DIR_MARKED, who made it (*owned); for DIR_FOREIGN, why
+ * it is not myriad's. in_base: it is under the default location, where a marker.tmp can only be
+ * left by a run killed while it marked the directory. -1 with errno when it cannot be read. */
+static int dir_kind(int dirfd, bool in_base, bool *owned, char *why, size_t whylen)
+{
+	struct sbuf m = {0};
+	int r = read_file_at(dirfd, MARKER, &m, 256);
+	if (r == 0 || errno != ENOENT) {
+		size_t n = strlen(marker_magic);
+		bool ok = r == 0 && m.len > n && !memcmp(m.data, marker_magic, n);
+		*owned = ok && m.len - n == strlen(made_by_myriad) && !memcmp(m.data + n, made_by_myriad, m.len - n);
+		ok = ok && (*owned || (m.len - n == strlen(made_by_user) && !memcmp(m.data + n, made_by_user, m.len - n)));
+		sbuf_free(&m);
+		if (ok)
+			return DIR_MARKED;
+		snprintf(why, whylen, "its '%s' is not myriad's marker", MARKER);
+		return DIR_FOREIGN;
+	}
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	int kind = DIR_EMPTY;
+	struct dirent *e;
+	errno = 0;
+	while (kind != DIR_FOREIGN && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		bool marker_tmp = !strcmp(e->d_name, MARKER ".tmp");
+		if (marker_tmp && in_base)
+			continue;
+		size_t i = 0;
+		while (i < ARRAY_LEN(own_names) && strcmp(e->d_name, own_names[i]))
+			i++;
+		struct stat st;
+		if (marker_tmp) {
+			snprintf(why, whylen, "'" MARKER ".tmp' was left by a run killed while it marked the directory: remove it");
+			kind = DIR_FOREIGN;
+		} else if (i == ARRAY_LEN(own_names)) {
+			snprintf(why, whylen, "'%s' is not one of myriad's files", e->d_name);
+			kind = DIR_FOREIGN;
+		} else if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+			   st.st_nlink != 1) {
+			snprintf(why, whylen, "'%s' is not a regular file of its own", e->d_name);
+			kind = DIR_FOREIGN;
+		} else {
+			kind = DIR_OLD;
+		}
+		errno = 0;
+	}
+	int err = errno;
+	closedir(d);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	if (kind == DIR_OLD && !old_state_dir(dirfd, why, whylen))
+		kind = DIR_FOREIGN;
+	return kind;
+}
+
+static int write_marker(struct ckpt *c)
+{
+	struct sbuf m = {0};
+	sbuf_adds(&m, marker_magic);
+	sbuf_adds(&m, c->owned ? made_by_myriad : made_by_user);
+	int r = write_file_at(c->dirfd, MARKER, m.data, m.len, true);
+	sbuf_free(&m);
+	return r;
+}
+
 struct ckpt *ckpt_open(const char *cmd, const char *state_dir, const struct sbuf *identity,
 		       const char *summary)
 {
 	struct ckpt *c = xcalloc(1, sizeof(*c));
 	c->lockfd = c->dirfd = -1;
-	if (state_dir) {
-		c->dir = xstrdup(state_dir);
-	} else {
-		char *base = default_base();
-		size_t n = strlen(base) + strlen(cmd) + 32;
-		c->dir = xmalloc(n);
-		snprintf(c->dir, n, "%s/%s-%016llx", base, cmd,
-			 (unsigned long long)XXH64(identity->data, identity->len, 0));
-		free(base);
-	}
+	c->dir = ckpt_dir_for(cmd, state_dir, identity);
 	c->snapshot_path = xmalloc(strlen(c->dir) + sizeof("/snapshot"));
 	sprintf(c->snapshot_path, "%s/snapshot", c->dir);
-	if (mkdir_p(c->dir, 0700) != 0) {
-		warnx_("state directory %s: mkdir: %s", c->dir, strerror(errno));
+	int made = mkdir_p(c->dir, 0700);
+	if (made < 0) {
+		warnx_("cannot make the state directory %s: %s: give --state a directory you can write, or keep no "
+		       "state with --no-state",
+		       c->dir, strerror(errno));
 		goto fail;
 	}
 	c->dirfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -127,9 +288,31 @@ struct ckpt *ckpt_open(const char *cmd, const char *state_dir, const struct sbuf
 		warnx_("state directory %s: open: %s", c->dir, strerror(errno));
 		goto fail;
 	}
-	c->lockfd = openat(c->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	char why[NAME_MAX + 64] = "";
+	int kind = dir_kind(c->dirfd, !state_dir, &c->owned, why, sizeof(why));
+	if (kind < 0) {
+		warnx_("state directory %s: read: %s", c->dir, strerror(errno));
+		goto fail;
+	}
+	if (kind == DIR_FOREIGN) {
+		warnx_("refusing state directory %s: it is not empty and not myriad's (%s); nothing in it was "
+		       "touched: %sgive --state a new or empty directory",
+		       c->dir, why, state_dir ? "" : "remove it, or ");
+		goto fail;
+	}
+	/* Directories under the default base are myriad's own, even when a run was killed between
+	 * making one and marking it. */
+	if (kind != DIR_MARKED)
+		c->owned = made || !state_dir;
+	/* An empty directory is marked before anything else is put in it; an old one once its lock is
+	 * held (its old run may still be going). */
+	if (kind == DIR_EMPTY && write_marker(c) != 0) {
+		warnx_("state directory %s: %s: %s", c->dir, MARKER, errstr(errno));
+		goto fail;
+	}
+	c->lockfd = open_own(c->dirfd, "lock", O_RDWR | O_CREAT);
 	if (c->lockfd < 0) {
-		warnx_("state directory %s: lock: %s", c->dir, strerror(errno));
+		warnx_("state directory %s: lock: %s", c->dir, errstr(errno));
 		goto fail;
 	}
 	if (flock(c->lockfd, LOCK_EX | LOCK_NB) != 0) {
@@ -144,6 +327,10 @@ struct ckpt *ckpt_open(const char *cmd, const char *state_dir, const struct sbuf
 			warnx_("state directory %s: flock: %s", c->dir, strerror(errno));
 		goto fail;
 	}
+	if (kind == DIR_OLD && write_marker(c) != 0) {
+		warnx_("state directory %s: %s: %s", c->dir, MARKER, errstr(errno));
+		goto fail;
+	}
 	char pid[32];
 	int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
 	if (ftruncate(c->lockfd, 0) != 0 || pwrite(c->lockfd, pid, n, 0) != n) {
@@ -151,7 +338,7 @@ struct ckpt *ckpt_open(const char *cmd, const char *state_dir, const struct sbuf
 	}
 	sbuf_add(&c->identity, identity->data, identity->len);
 	if (summary && write_file_at(c->dirfd, "command", summary, strlen(summary), false) != 0) {
-		warnx_("state directory %s: write: %s", c->dir, strerror(errno));
+		warnx_("state directory %s: write: %s", c->dir, errstr(errno));
 		goto fail;
 	}
 	return c;
@@ -167,14 +354,14 @@ const char *ckpt_snapshot_path(const struct ckpt *c) { return c->snapshot_path; 
 int ckpt_load(struct ckpt *c, struct sbuf *buf)
 {
 	struct sbuf id = {0};
-	if (read_file_at(c->dirfd, "snapshot", buf) != 0) {
+	if (read_file_at(c->dirfd, "snapshot", buf, 0) != 0) {
 		if (errno == ENOENT) {
-			c->started = read_file_at(c->dirfd, "identity", &id) == 0 && id.len == c->identity.len &&
+			c->started = read_file_at(c->dirfd, "identity", &id, 0) == 0 && id.len == c->identity.len &&
 				     memcmp(id.data, c->identity.data, id.len) == 0;
 			sbuf_free(&id);
 			return 0;
 		}
-		warnx_("state %s/snapshot: read: %s", c->dir, strerror(errno));
+		warnx_("state %s/snapshot: read: %s", c->dir, errstr(errno));
 		return -1;
 	}
 	const char *why;
@@ -182,7 +369,7 @@ int ckpt_load(struct ckpt *c, struct sbuf *buf)
 		warnx_("state %s/snapshot: cannot be used: %s; remove the state directory or use --no-state", c->dir, why);
 		return -1;
 	}
-	if (read_file_at(c->dirfd, "identity", &id) != 0 || id.len != c->identity.len ||
+	if (read_file_at(c->dirfd, "identity", &id, 0) != 0 || id.len != c->identity.len ||
 	    memcmp(id.data, c->identity.data, id.len) != 0) {
 		warnx_("state %s belongs to a different job (other operands or options): "
 		       "remove it, or pass --state DIR or --no-state",
@@ -217,11 +404,10 @@ void ckpt_finish(struct ckpt *c)
 {
 	if (!c)
 		return;
-	static const char *names[] = {"snapshot", "snapshot.tmp", "identity.tmp", "command", "command.tmp",
-				      "identity", "lock"};
-	for (size_t i = 0; i < ARRAY_LEN(names); i++)
-		unlinkat(c->dirfd, names[i], 0);
-	rmdir(c->dir);
+	for (size_t i = 0; i < ARRAY_LEN(own_names); i++)
+		unlinkat(c->dirfd, own_names[i], 0);
+	if (c->owned)
+		rmdir(c->dir); /* fails, as it should, when something else was put in it */
 	ckpt_close(c);
 }
 

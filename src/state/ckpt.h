@@ -19,11 +19,17 @@ struct ckpt;
 /*
  * Open and lock the state directory for a job. identity is the job's canonical description
  * (it is hashed for the default directory name and compared on resume); summary is a readable
- * one-line command kept beside the state for humans. Returns NULL with a message on stderr when
- * the directory cannot be created or another run holds the lock.
+ * one-line command kept beside the state for humans. A directory is used only when it is new,
+ * empty, marked as myriad's (its myriad-state file), or an older myriad's state (only myriad's
+ * files, a real job's identity and snapshot); an empty or old one gets the marker. Returns NULL
+ * with a message on stderr, having created, changed and removed nothing in a directory that is
+ * none of these, or when the directory cannot be made or another run holds the lock.
  */
 struct ckpt *ckpt_open(const char *cmd, const char *state_dir, const struct sbuf *identity,
 		       const char *summary);
+
+/* The directory ckpt_open would use: state_dir, or the default one for cmd and identity (malloc'd). */
+char *ckpt_dir_for(const char *cmd, const char *state_dir, const struct sbuf *identity);
 
 /* The directory in use, and the path of its snapshot (for messages). */
 const char *ckpt_dir(const struct ckpt *c);
@@ -46,8 +52,9 @@ bool ckpt_started(const struct ckpt *c);
 /* Replace the snapshot atomically and durably. 0, or -1 with a message on stderr. */
 int ckpt_save(struct ckpt *c, const void *data, size_t len);
 
-/* The job finished: remove the snapshot and the directory, release the lock, free. The identity
- * goes last but for the lock: until it is gone, a run killed in here is seen as started. */
+/* The job finished: remove myriad's files (nothing else), and the directory when myriad made it and
+ * it is then empty; release the lock, free. The identity goes last but for the lock and the marker:
+ * until it is gone, a run killed in here is seen as started. */
 void ckpt_finish(struct ckpt *c);
 
 /* The job stopped early: keep the snapshot, release the lock, free. */

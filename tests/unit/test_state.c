@@ -217,6 +217,194 @@ static void a_job_killed_while_finishing_is_seen_as_started(void **state)
 	sbuf_free(&snap);
 }
 
+/* path of name in tmpdir/sub (or tmpdir/sub itself when name is NULL), in a static buffer. */
+static const char *at(const char *sub, const char *name)
+{
+	static char buf[4][256];
+	static int i;
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s%s%s", tmpdir, sub, name ? "/" : "", name ? name : "");
+	return buf[i];
+}
+
+static void put(const char *path, const void *data, size_t len)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* The file's content as a string ("" when missing), in a static buffer. */
+static const char *get(const char *path)
+{
+	static char buf[4096];
+	buf[0] = 0;
+	FILE *f = fopen(path, "r");
+	if (f) {
+		buf[fread(buf, 1, sizeof(buf) - 1, f)] = 0;
+		fclose(f);
+	}
+	return buf;
+}
+
+/* Entries in a directory (-1 when it is not there). */
+static int entries(const char *dir)
+{
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "test -d %s && exit $(ls -A %s | wc -l) || exit 255", dir, dir);
+	int st = system(cmd);
+	return WEXITSTATUS(st) == 255 ? -1 : WEXITSTATUS(st);
+}
+
+/* A directory the user filled with files named like myriad's, or with a marker that is not one:
+ * refused, and not one byte in it changed, not one file added or removed. */
+static void a_users_directory_is_refused_untouched(void **state)
+{
+	struct sbuf id = {0};
+	sbuf_adds(&id, "job");
+	assert_int_equal(mkdir(at("u1", NULL), 0700), 0);
+	const char *names[] = {"lock", "command", "identity", "snapshot.tmp", "snapshot", "notes"};
+	for (size_t i = 0; i < 6; i++)
+		put(at("u1", names[i]), "user's\n", 7);
+	assert_null(ckpt_open("test", at("u1", NULL), &id, "cmd\n"));
+	for (size_t i = 0; i < 6; i++)
+		assert_string_equal(get(at("u1", names[i])), "user's\n");
+	assert_int_equal(entries(at("u1", NULL)), 6);
+	/* myriad's names only, but not a job's */
+	assert_int_equal(unlink(at("u1", "notes")), 0);
+	assert_null(ckpt_open("test", at("u1", NULL), &id, "cmd\n"));
+	assert_int_equal(entries(at("u1", NULL)), 5);
+	assert_string_equal(get(at("u1", "lock")), "user's\n");
+	/* a marker that is not myriad's, and one that is a link to myriad's */
+	put(at("u1", "myriad-state"), "myriad state directory 1\nmade-by: me\n", 37);
+	assert_null(ckpt_open("test", at("u1", NULL), &id, "cmd\n"));
+	assert_int_equal(mkdir(at("u2", NULL), 0700), 0);
+	put(at("u1", "myriad-state"), "myriad state directory 1\nmade-by: user\n", 39);
+	assert_int_equal(symlink("../u1/myriad-state", at("u2", "myriad-state")), 0);
+	assert_null(ckpt_open("test", at("u2", NULL), &id, "cmd\n"));
+	assert_int_equal(entries(at("u2", NULL)), 1);
+	assert_string_equal(get(at("u1", "lock")), "user's\n");
+	sbuf_free(&id);
+}
+
+/* An empty directory of the user's is marked and used; when the job is done its files go, the
+ * directory stays. One myriad makes is marked as its own and removed with them. */
+static void empty_directories_are_marked_and_only_myriads_own_removed(void **state)
+{
+	struct sbuf id = {0};
+	sbuf_adds(&id, "job");
+	assert_int_equal(mkdir(at("e1", NULL), 0700), 0);
+	struct ckpt *c = ckpt_open("test", at("e1", NULL), &id, "cmd\n");
+	assert_non_null(c);
+	assert_string_equal(get(at("e1", "myriad-state")), "myriad state directory 1\nmade-by: user\n");
+	assert_int_equal(ckpt_save(c, "x", 1), 0);
+	ckpt_close(c);
+	c = ckpt_open("test", at("e1", NULL), &id, "cmd\n"); /* marked: taken again */
+	assert_non_null(c);
+	put(at("e1", "added-later"), "", 0);
+	ckpt_finish(c);
+	assert_int_equal(entries(at("e1", NULL)), 1);
+	assert_string_equal(get(at("e1", "added-later")), "");
+
+	c = ckpt_open("test", at("e2", NULL), &id, "cmd\n");
+	assert_non_null(c);
+	assert_string_equal(get(at("e2", "myriad-state")), "myriad state directory 1\nmade-by: myriad\n");
+	ckpt_close(c);
+	c = ckpt_open("test", at("e2", NULL), &id, "cmd\n");
+	assert_non_null(c);
+	ckpt_finish(c);
+	assert_int_equal(entries(at("e2", NULL)), -1);
+
+	/* A marker.tmp alone (a run killed while marking): the user's to look at under --state; under
+	 * the default location, where all is myriad's, the directory is taken as empty. */
+	assert_int_equal(mkdir(at("e3", NULL), 0700), 0);
+	put(at("e3", "myriad-state.tmp"), "myriad state", 12);
+	assert_null(ckpt_open("test", at("e3", NULL), &id, "cmd\n"));
+	assert_string_equal(get(at("e3", "myriad-state.tmp")), "myriad state");
+	setenv("XDG_STATE_HOME", at("xdg", NULL), 1);
+	char *dir = ckpt_dir_for("test", NULL, &id);
+	assert_int_equal(mkdir(at("xdg", NULL), 0700), 0);
+	assert_int_equal(mkdir(at("xdg", "myriad"), 0700), 0);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	char tmp[512];
+	snprintf(tmp, sizeof(tmp), "%s/myriad-state.tmp", dir);
+	put(tmp, "myriad state", 12);
+	c = ckpt_open("test", NULL, &id, "cmd\n");
+	assert_non_null(c);
+	assert_string_equal(ckpt_dir(c), dir);
+	ckpt_finish(c);
+	assert_int_equal(entries(dir), -1); /* made by myriad: removed */
+	free(dir);
+	unsetenv("XDG_STATE_HOME");
+	sbuf_free(&id);
+}
+
+/* A state directory of a myriad before the marker (only its files, a job's identity, a whole
+ * snapshot) is taken over and resumed; one with a damaged snapshot is refused untouched. */
+static void an_older_myriads_state_is_taken_over(void **state)
+{
+	struct sbuf id = {0}, snap = {0}, got = {0};
+	ser_begin(&id, "MYRID001");
+	ser_str(&id, "test");
+	blob(&snap);
+	for (int damaged = 0; damaged < 2; damaged++) {
+		const char *d = damaged ? "o2" : "o1";
+		assert_int_equal(mkdir(at(d, NULL), 0700), 0);
+		put(at(d, "lock"), "123\n", 4);
+		put(at(d, "command"), "myriad test\n", 12);
+		put(at(d, "identity"), id.data, id.len);
+		put(at(d, "snapshot"), snap.data, snap.len - damaged);
+		struct ckpt *c = ckpt_open("test", at(d, NULL), &id, "cmd\n");
+		if (damaged) {
+			assert_null(c);
+			assert_int_equal(entries(at(d, NULL)), 4);
+			assert_string_equal(get(at(d, "lock")), "123\n");
+			continue;
+		}
+		assert_non_null(c);
+		assert_string_equal(get(at(d, "myriad-state")), "myriad state directory 1\nmade-by: user\n");
+		assert_int_equal(ckpt_load(c, &got), 1);
+		assert_int_equal(got.len, snap.len);
+		ckpt_finish(c);
+		assert_int_equal(entries(at(d, NULL)), 0);
+	}
+	sbuf_free(&id);
+	sbuf_free(&snap);
+	sbuf_free(&got);
+}
+
+/* Links planted in a state directory are never written through: a lock that is a symbolic or a
+ * hard link is refused; a .tmp one is replaced by a file of myriad's own. */
+static void planted_links_are_not_followed(void **state)
+{
+	struct sbuf id = {0};
+	sbuf_adds(&id, "job");
+	put(at("victim", NULL), "victim\n", 7);
+	struct ckpt *c = ckpt_open("test", at("l1", NULL), &id, "cmd\n");
+	assert_non_null(c);
+	ckpt_close(c);
+	assert_int_equal(unlink(at("l1", "lock")), 0);
+	assert_int_equal(symlink("../victim", at("l1", "lock")), 0);
+	assert_null(ckpt_open("test", at("l1", NULL), &id, "cmd\n"));
+	assert_int_equal(unlink(at("l1", "lock")), 0);
+	assert_int_equal(link(at("victim", NULL), at("l1", "lock")), 0);
+	assert_null(ckpt_open("test", at("l1", NULL), &id, "cmd\n"));
+	assert_string_equal(get(at("victim", NULL)), "victim\n");
+	assert_int_equal(unlink(at("l1", "lock")), 0);
+	assert_int_equal(symlink("../victim", at("l1", "snapshot.tmp")), 0);
+	assert_int_equal(link(at("victim", NULL), at("l1", "identity.tmp")), 0);
+	assert_int_equal(symlink("../victim", at("l1", "command.tmp")), 0);
+	c = ckpt_open("test", at("l1", NULL), &id, "cmd\n");
+	assert_non_null(c);
+	assert_int_equal(ckpt_save(c, "x", 1), 0);
+	assert_string_equal(get(at("victim", NULL)), "victim\n");
+	assert_string_equal(get(at("l1", "snapshot")), "x");
+	ckpt_finish(c);
+	assert_int_equal(entries(at("l1", NULL)), -1);
+	sbuf_free(&id);
+}
+
 /* path_resolve: an existing path is resolved; a missing one is its resolved parent plus its name,
  * the same string the path gives once it exists. */
 static void path_resolve_names_missing_paths(void **state)
@@ -302,6 +490,10 @@ int main(void)
 	    cmocka_unit_test(a_second_run_is_refused),
 	    cmocka_unit_test(another_jobs_state_is_refused),
 	    cmocka_unit_test(a_job_killed_while_finishing_is_seen_as_started),
+	    cmocka_unit_test(a_users_directory_is_refused_untouched),
+	    cmocka_unit_test(empty_directories_are_marked_and_only_myriads_own_removed),
+	    cmocka_unit_test(an_older_myriads_state_is_taken_over),
+	    cmocka_unit_test(planted_links_are_not_followed),
 	    cmocka_unit_test(path_resolve_names_missing_paths),
 	    cmocka_unit_test(path_inside_respects_components),
 	    cmocka_unit_test(manifests_are_read_strictly),
