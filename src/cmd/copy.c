@@ -396,7 +396,7 @@ static int set_meta(struct copy *c, const struct statx *s, int dfd, const char *
 	if (copy_xattrs(sx, &dx, NULL, op) != 0)
 		return -1;
 	/* (An access ACL copied above sets the group bits from its mask: the source's, as its mode.) */
-	if (!lnk && !(has & HAS_MODE) && (fd >= 0 ? fchmod(fd, s->stx_mode & 07777) : fchmodat(dfd, name, s->stx_mode & 07777, 0)) != 0) {
+	if (!lnk && !(has & HAS_MODE) && (fd >= 0 ? fchmod(fd, s->stx_mode & 07777) : fchmodat(dfd, name, s->stx_mode & 07777, AT_SYMLINK_NOFOLLOW)) != 0) {
 		*op = "chmod";
 		return -1;
 	}
@@ -715,7 +715,7 @@ static void touch_up(struct copy *c, const struct walk_entry *e, int dfd, const 
 	if (c->root && (have->st_uid != s->stx_uid || have->st_gid != s->stx_gid))
 		fchownat(dfd, e->name, s->stx_uid, s->stx_gid, AT_SYMLINK_NOFOLLOW);
 	if (!S_ISLNK(have->st_mode) && (have->st_mode & 07777) != (s->stx_mode & 07777u))
-		fchmodat(dfd, e->name, s->stx_mode & 07777, 0);
+		fchmodat(dfd, e->name, s->stx_mode & 07777, AT_SYMLINK_NOFOLLOW);
 }
 
 /* ---- --check ---- */
@@ -894,7 +894,7 @@ static bool copy_entry(void *ctx, void *lp, const struct walk_dir *d, const stru
 			dst_path(&p, c, d, e->name);
 			fail(c, errs, &p, "mkdir", errno);
 		} else if (have && S_ISDIR(have->st_mode) && !c->root && (have->st_mode & 0700) != 0700) {
-			fchmodat(dfd, e->name, (have->st_mode & 07777) | 0700, 0); /* so its contents can go in */
+			fchmodat(dfd, e->name, (have->st_mode & 07777) | 0700, AT_SYMLINK_NOFOLLOW); /* (contents go in) */
 		}
 		bool bad = p.len != 0;
 		sbuf_free(&p);
@@ -1206,27 +1206,26 @@ static void estimate_total(struct copy *c)
 /* ---- operands ---- */
 
 /* Open directory p (O_PATH, following symlinks as the path does), or when it does not exist yet,
- * its nearest existing ancestor: the place a DST to be made would be in. fd, or -1 with errno. */
-static int open_nearest(const char *p)
+ * its parent, where it is to be made (copy makes DST, not its parents). fd, or -1 with errno. */
+static int open_dst_place(const char *p)
 {
 	char buf[PATH_MAX];
 	if (snprintf(buf, sizeof(buf), "%s", p) >= (int)sizeof(buf)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	for (;;) {
-		int fd = open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (fd >= 0 || errno != ENOENT || !strcmp(buf, ".") || !strcmp(buf, "/"))
-			return fd;
-		size_t n = strlen(buf);
-		while (n > 1 && buf[n - 1] == '/')
-			buf[--n] = 0;
-		char *slash = strrchr(buf, '/');
-		if (!slash)
-			strcpy(buf, ".");
-		else
-			slash[slash == buf] = 0;
-	}
+	int fd = open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0 || errno != ENOENT)
+		return fd;
+	size_t n = strlen(buf);
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = 0;
+	char *slash = strrchr(buf, '/');
+	if (!slash)
+		strcpy(buf, ".");
+	else
+		slash[slash == buf] = 0;
+	return open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
 /* Does directory path hold an entry that --exclude does not name? 1 yes, 0 no, -1 with errno. */
@@ -1251,11 +1250,11 @@ static int has_entries(const struct copy *c, const char *path)
 }
 
 /* Where SRC and DST lie, by identity (device and inode, so that a bind mount or a symlink is no way
- * round): SRC equal to DST, DST inside SRC (DST to be made: its nearest existing ancestor), and
+ * round): SRC equal to DST, DST inside SRC (DST to be made: its parent), and
  * with --delete SRC inside DST. 0 or EXIT_USAGE. */
 static int check_overlap(struct copy *c, bool dst_exists)
 {
-	int sfd = open(c->src, O_PATH | O_DIRECTORY | O_CLOEXEC), dfd = open_nearest(c->dst), rc = 0;
+	int sfd = open(c->src, O_PATH | O_DIRECTORY | O_CLOEXEC), dfd = open_dst_place(c->dst), rc = 0;
 	const char *bad = sfd < 0 ? c->src : dfd < 0 ? c->dst : NULL;
 	struct fs_id si, di;
 	if (bad) {
@@ -1271,8 +1270,8 @@ static int check_overlap(struct copy *c, bool dst_exists)
 		if (in < 0 || out < 0)
 			rc = usage_error("%s: cannot tell where it lies: %s", c->dst, strerror(errno));
 		else if (in)
-			rc = usage_error("refusing to copy '%s' into '%s': DST would be inside SRC (also through a bind "
-					 "mount or a symlink), and the copy would copy itself",
+			rc = usage_error("refusing to copy '%s' into '%s', which is inside it (also through a bind "
+					 "mount or a symlink): the copy would copy itself",
 					 c->src, c->dst);
 		else if (out)
 			rc = usage_error("refusing --delete: SRC '%s' is inside DST '%s' (also through a bind mount or a "
