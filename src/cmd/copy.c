@@ -46,7 +46,10 @@ static const char copy_help[] =
     "\n"
     "  -j, --threads N          workers (default: one per CPU, growing to 8 per CPU, at least 16,\n"
     "                           while they wait for the disk)\n"
-    "      --delete             remove entries of DST that are not in SRC (excluded names stay)\n"
+    "      --delete             remove entries of DST that are not in SRC (excluded names stay);\n"
+    "                           never enters nor removes a mount point in DST (reported, exit 1)\n"
+    "      --max-delete N       delete at most N entries (each file and directory counts); when\n"
+    "                           reached, say so, delete nothing more, copy on, exit 1\n"
     "      --check              compare only: write nothing, report every difference (exit 0 when\n"
     "                           DST equals SRC, else 1)\n"
     "      --dry-run            count what would be copied, write nothing\n"
@@ -74,7 +77,8 @@ static const char copy_help[] =
     "summary counts what every run copied, and what it found up to date and the failures of its\n"
     "own pass, where each entry that still fails appears once (the --errors file starts afresh).\n"
     "Refused (exit 2): SRC missing or not a directory, SRC equal to DST, DST inside SRC, SRC\n"
-    "inside DST with --delete.\n";
+    "inside DST with --delete (compared by device and inode, so a bind mount or a symlink is no way\n"
+    "round), and --delete from an empty SRC into a non-empty DST unless --max-delete is given.\n";
 
 struct local {
 	uint64_t files, dirs, links, others, bytes, skipped, deleted, seen_entries, seen_bytes, ahead;
@@ -103,6 +107,11 @@ struct local {
 struct copy {
 	bool dry_run, check, del, root, xdev;
 	dev_t src_dev;
+	uint64_t dst_mnt; /* DST's mount: --delete never enters nor removes a directory on another */
+	bool max_delete_set;
+	uint64_t max_delete;
+	_Atomic uint64_t delete_budget; /* deletions --max-delete still allows */
+	atomic_bool max_delete_hit;
 	mode_t umask;
 	uid_t uid;
 	gid_t gid;
@@ -387,7 +396,7 @@ static int set_meta(struct copy *c, const struct statx *s, int dfd, const char *
 	if (copy_xattrs(sx, &dx, NULL, op) != 0)
 		return -1;
 	/* (An access ACL copied above sets the group bits from its mask: the source's, as its mode.) */
-	if (!lnk && !(has & HAS_MODE) && (fd >= 0 ? fchmod(fd, s->stx_mode & 07777) : fchmodat(dfd, name, s->stx_mode & 07777, 0)) != 0) {
+	if (!lnk && !(has & HAS_MODE) && (fd >= 0 ? fchmod(fd, s->stx_mode & 07777) : fchmodat(dfd, name, s->stx_mode & 07777, AT_SYMLINK_NOFOLLOW)) != 0) {
 		*op = "chmod";
 		return -1;
 	}
@@ -512,18 +521,76 @@ static int create_entry(const struct walk_dir *d, const struct walk_entry *e, in
 	}
 }
 
+/* --max-delete ran out: say so once; the copy goes on, deleting nothing more, and ends with exit 1. */
+static void max_delete_reached(struct copy *c)
+{
+	if (!atomic_exchange(&c->max_delete_hit, true))
+		warnx_("--max-delete %llu reached: nothing more is deleted (the copy goes on; exit 1)",
+		       (unsigned long long)c->max_delete);
+}
+
+/* Where remove_tree reports a mount point it leaves alone. */
+struct mount_note {
+	struct copy *c;
+	const struct walk_dir *d;
+	struct errbatch *errs;
+};
+
+static void mount_left_alone(struct copy *c, struct errbatch *errs, const struct sbuf *path)
+{
+	problem(c, errs, path, "mount point left alone",
+		"--delete never enters nor removes a mount in DST: unmount it to have it deleted");
+}
+
+static void note_mount_point(void *arg, const char *rel, size_t len)
+{
+	struct mount_note *m = arg;
+	struct sbuf p = {0};
+	dst_path(&p, m->c, m->d, NULL);
+	sbuf_addc(&p, '/');
+	sbuf_add(&p, rel, len);
+	mount_left_alone(m->c, m->errs, &p);
+	sbuf_free(&p);
+}
+
+/* Delete name in DST directory dfd (of d) and all under it, as --delete does: every entry counted
+ * and taken from --max-delete, nothing under a mount point. 0, or -1 (reported). */
+static int delete_tree(struct copy *c, struct local *l, const struct walk_dir *d, int dfd, const char *name,
+		       struct errbatch *errs)
+{
+	struct mount_note note = {c, d, errs};
+	struct rm_tree t = {.budget = c->max_delete_set ? &c->delete_budget : NULL,
+			    .mnt = c->dst_mnt,
+			    .mount_point = note_mount_point,
+			    .arg = &note};
+	int rc = remove_tree(dfd, name, &t);
+	int err = errno;
+	l->deleted += t.removed;
+	if (rc != 0 && err == ECANCELED) {
+		max_delete_reached(c);
+	} else if (rc != 0 && !t.kept && err != ENOENT) { /* (a mount point kept it: said already) */
+		struct sbuf p = {0};
+		dst_path(&p, c, d, t.where.data);
+		fail(c, errs, &p, t.op, err);
+		sbuf_free(&p);
+	}
+	sbuf_free(&t.where);
+	return rc == 0 || err == ENOENT ? 0 : -1;
+}
+
 /* Make way for a new entry: remove a DST non-directory or empty directory (with --delete, any
- * directory tree). 0, or -1 with errno and *op. */
-static int clear_dst(struct copy *c, int dfd, const char *name, const struct stat *have, const char **op)
+ * directory tree, but never a mount point). 0; -1 with errno and *op; 1 failed, reported. */
+static int clear_dst(struct copy *c, struct local *l, const struct walk_dir *d, int dfd, const char *name,
+		     const struct stat *have, struct errbatch *errs, const char **op)
 {
 	if (!have)
 		return 0;
 	if (S_ISDIR(have->st_mode)) {
 		/* An empty directory goes (nothing is lost); a full one only with --delete. */
-		*op = c->del ? "remove" : "rmdir";
+		*op = "rmdir";
 		if (!c->del)
 			return unlinkat(dfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT ? -1 : 0;
-		return remove_tree(dfd, name);
+		return delete_tree(c, l, d, dfd, name, errs) ? 1 : 0;
 	}
 	*op = "unlink";
 	return unlinkat(dfd, name, 0) != 0 && errno != ENOENT ? -1 : 0;
@@ -541,10 +608,15 @@ static bool make_entry(struct copy *c, struct local *l, const struct walk_dir *d
 	if (in < 0)
 		return true;
 	unsigned has = given_meta(c, l, e->stx);
-	if (clear_dst(c, dfd, e->name, have, &op) != 0 || create_entry(d, e, dfd, has, &out, &op) != 0) {
+	int rc = clear_dst(c, l, d, dfd, e->name, have, errs, &op);
+	if (rc == 0 && create_entry(d, e, dfd, has, &out, &op) != 0)
+		rc = -1;
+	if (rc != 0) {
 		int err = errno;
-		op_path(&p, c, d, e->name, op);
-		fail(c, errs, &p, op, err);
+		if (rc < 0) {
+			op_path(&p, c, d, e->name, op);
+			fail(c, errs, &p, op, err);
+		}
 		if (in != INT_MAX)
 			close(in);
 	} else if (out >= 0) {
@@ -617,15 +689,16 @@ static int hard_link(struct copy *c, struct local *l, const struct walk_dir *d, 
 		return 0;
 	}
 	unsigned has = given_meta(c, l, e->stx);
-	int rc = clear_dst(c, dfd, e->name, have, &op);
-	if (rc == 0)
-		rc = create_entry(d, e, dfd, has, &out, &op);
+	int rc = clear_dst(c, l, d, dfd, e->name, have, errs, &op);
+	if (rc == 0 && create_entry(d, e, dfd, has, &out, &op) != 0)
+		rc = -1;
 	int err = errno;
 	pthread_mutex_unlock(&c->link_lock);
 	if (rc != 0) {
 		struct sbuf b = {0};
 		dst_path(&b, c, d, e->name);
-		fail(c, errs, &b, op, err);
+		if (rc < 0)
+			fail(c, errs, &b, op, err);
 		sbuf_free(&b);
 		close(in);
 		*failed = true;
@@ -642,7 +715,7 @@ static void touch_up(struct copy *c, const struct walk_entry *e, int dfd, const 
 	if (c->root && (have->st_uid != s->stx_uid || have->st_gid != s->stx_gid))
 		fchownat(dfd, e->name, s->stx_uid, s->stx_gid, AT_SYMLINK_NOFOLLOW);
 	if (!S_ISLNK(have->st_mode) && (have->st_mode & 07777) != (s->stx_mode & 07777u))
-		fchmodat(dfd, e->name, s->stx_mode & 07777, 0);
+		fchmodat(dfd, e->name, s->stx_mode & 07777, AT_SYMLINK_NOFOLLOW);
 }
 
 /* ---- --check ---- */
@@ -821,7 +894,7 @@ static bool copy_entry(void *ctx, void *lp, const struct walk_dir *d, const stru
 			dst_path(&p, c, d, e->name);
 			fail(c, errs, &p, "mkdir", errno);
 		} else if (have && S_ISDIR(have->st_mode) && !c->root && (have->st_mode & 0700) != 0700) {
-			fchmodat(dfd, e->name, (have->st_mode & 07777) | 0700, 0); /* so its contents can go in */
+			fchmodat(dfd, e->name, (have->st_mode & 07777) | 0700, AT_SYMLINK_NOFOLLOW); /* (contents go in) */
 		}
 		bool bad = p.len != 0;
 		sbuf_free(&p);
@@ -903,12 +976,12 @@ static void extras(struct copy *c, struct local *l, const struct walk_dir *d, in
 			dst_path(&p, c, d, de->d_name);
 			if (c->check)
 				problem(c, errs, &p, "extra", "not in SRC");
-			else if (c->dry_run)
+			else if (!c->dry_run)
+				delete_tree(c, l, d, dfd, de->d_name, errs);
+			else if (rm_budget_take(c->max_delete_set ? &c->delete_budget : NULL))
 				l->deleted++;
-			else if (remove_tree(dfd, de->d_name) != 0)
-				fail(c, errs, &p, "remove", errno);
 			else
-				l->deleted++;
+				max_delete_reached(c);
 		}
 	}
 	sbuf_free(&p);
@@ -940,6 +1013,22 @@ static void check_dir(struct copy *c, const struct walk_dir *d, int sfd, int dfd
 		problem(c, errs, &p, what, "differs from SRC");
 		sbuf_free(&p);
 	}
+}
+
+/* Is DST directory dfd (of d) on another mount than DST, so --delete leaves it alone? Its root is
+ * reported (what lies below it is not entered, nor reported again). */
+static bool dst_mount(struct copy *c, const struct walk_dir *d, int dfd, struct errbatch *errs)
+{
+	struct fs_id here, up;
+	if (d->pathlen == d->relstart || fs_identity(dfd, "", &here) != 0 || here.mnt == c->dst_mnt)
+		return false;
+	if (fs_identity(dfd, "..", &up) == 0 && up.mnt != here.mnt) {
+		struct sbuf p = {0};
+		dst_path(&p, c, d, NULL);
+		mount_left_alone(c, errs, &p);
+		sbuf_free(&p);
+	}
+	return true;
 }
 
 static bool copy_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool keep, struct errbatch *errs)
@@ -987,7 +1076,7 @@ static bool copy_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool ke
 		l->dirs++;
 		goto out;
 	}
-	if (c->del && !mount_point)
+	if (c->del && !mount_point && !dst_mount(c, d, dfd, errs))
 		extras(c, l, d, sfd, dfd, errs);
 	if (c->dry_run) {
 		l->dirs++;
@@ -1116,13 +1205,84 @@ static void estimate_total(struct copy *c)
 
 /* ---- operands ---- */
 
-/* Is a equal to or under b? */
-static bool under(const char *a, const char *b)
+/* Open directory p (O_PATH, following symlinks as the path does), or when it does not exist yet,
+ * its parent, where it is to be made (copy makes DST, not its parents). fd, or -1 with errno. */
+static int open_dst_place(const char *p)
 {
-	size_t n = strlen(b);
-	if (!strcmp(b, "/"))
-		return true;
-	return !strncmp(a, b, n) && (a[n] == 0 || a[n] == '/');
+	char buf[PATH_MAX];
+	if (snprintf(buf, sizeof(buf), "%s", p) >= (int)sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	int fd = open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0 || errno != ENOENT)
+		return fd;
+	size_t n = strlen(buf);
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = 0;
+	char *slash = strrchr(buf, '/');
+	if (!slash)
+		strcpy(buf, ".");
+	else
+		slash[slash == buf] = 0;
+	return open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+/* Does directory path hold an entry that --exclude does not name? 1 yes, 0 no, -1 with errno. */
+static int has_entries(const struct copy *c, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	_Alignas(8) char buf[4096];
+	ssize_t n;
+	int found = 0;
+	while (!found && (n = dir_read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t off = 0; off < n && !found;) {
+			const struct linux_dirent64 *de = (const void *)(buf + off);
+			off += de->d_reclen;
+			found = !dir_is_dot(de->d_name) && !is_excluded(c, de->d_name);
+		}
+	int e = errno;
+	close(fd);
+	errno = e;
+	return n < 0 ? -1 : found;
+}
+
+/* Where SRC and DST lie, by identity (device and inode, so that a bind mount or a symlink is no way
+ * round): SRC equal to DST, DST inside SRC (DST to be made: its parent), and
+ * with --delete SRC inside DST. 0 or EXIT_USAGE. */
+static int check_overlap(struct copy *c, bool dst_exists)
+{
+	int sfd = open(c->src, O_PATH | O_DIRECTORY | O_CLOEXEC), dfd = open_dst_place(c->dst), rc = 0;
+	const char *bad = sfd < 0 ? c->src : dfd < 0 ? c->dst : NULL;
+	struct fs_id si, di;
+	if (bad) {
+		rc = usage_error("%s: %s", bad, strerror(errno));
+	} else if (fs_identity(sfd, "", &si) != 0 || fs_identity(dfd, "", &di) != 0) {
+		rc = usage_error("%s: statx: %s", c->dst, strerror(errno));
+	} else if (dst_exists && fs_id_same(&si, &di)) {
+		rc = usage_error("refusing to copy '%s' onto itself: '%s' is the same directory (same device and inode)",
+				 c->src, c->dst);
+	} else {
+		int in = dir_within(dfd, sfd);
+		int out = in == 0 && c->del && dst_exists ? dir_within(sfd, dfd) : 0;
+		if (in < 0 || out < 0)
+			rc = usage_error("%s: cannot tell where it lies: %s", c->dst, strerror(errno));
+		else if (in)
+			rc = usage_error("refusing to copy '%s' into '%s', which is inside it (also through a bind "
+					 "mount or a symlink): the copy would copy itself",
+					 c->src, c->dst);
+		else if (out)
+			rc = usage_error("refusing --delete: SRC '%s' is inside DST '%s' (also through a bind mount or a "
+					 "symlink): it would be deleted as it is copied",
+					 c->src, c->dst);
+	}
+	if (sfd >= 0)
+		close(sfd);
+	if (dfd >= 0)
+		close(dfd);
+	return rc;
 }
 
 /* Check SRC and DST; make DST unless nothing may be written. 0 or an exit code. */
@@ -1134,19 +1294,25 @@ static int check_operands(struct copy *c)
 	if (!S_ISDIR(st.st_mode))
 		return usage_error("%s: not a directory", c->src);
 	c->src_dev = st.st_dev;
-	char as[PATH_MAX], ad[PATH_MAX];
-	if (!path_resolve(c->src, as))
-		return usage_error("%s: %s", c->src, strerror(errno));
-	if (!path_resolve(c->dst, ad))
-		return usage_error("%s: %s", c->dst, strerror(errno));
-	if (!strcmp(as, ad))
-		return usage_error("refusing to copy %s onto itself", c->src);
-	if (under(ad, as))
-		return usage_error("refusing to copy %s into %s, which is inside it", c->src, c->dst);
-	if (c->del && under(as, ad))
-		return usage_error("refusing --delete: %s is inside %s", c->src, c->dst);
-	if (lstat(c->dst, &st) == 0 && !S_ISDIR(st.st_mode))
+	bool dst_exists = lstat(c->dst, &st) == 0;
+	if (dst_exists && !S_ISDIR(st.st_mode))
 		return usage_error("%s: not a directory", c->dst);
+	int rc = check_overlap(c, dst_exists);
+	if (rc || !c->del || c->check || !dst_exists)
+		return rc;
+	/* --delete with nothing in SRC empties DST: only when the user said how much may go. */
+	int src_has = has_entries(c, c->src), dst_has = has_entries(c, c->dst);
+	if (src_has < 0 || dst_has < 0)
+		return usage_error("%s: %s", src_has < 0 ? c->src : c->dst, strerror(errno));
+	if (src_has || !dst_has)
+		return 0;
+	if (!c->max_delete_set)
+		return usage_error("refusing --delete: SRC '%s' is empty and DST '%s' is not: everything in it would be "
+				   "deleted (to go ahead, give --max-delete N, the most entries it may delete)",
+				   c->src, c->dst);
+	warnx_("warning: SRC '%s' is empty: --delete deletes everything in DST '%s', up to %llu entries "
+	       "(--max-delete)",
+	       c->src, c->dst, (unsigned long long)c->max_delete);
 	return 0;
 }
 
@@ -1160,11 +1326,11 @@ static void print_summary(struct copy *c, enum run_result res, double el, uint64
 		return;
 	}
 	fprintf(out, "copy%s%s: %s files (%s), %s directories, %s other entries %s; %s up to date; %s deleted; "
-		     "%s errors; %.2f s\n",
+		     "%s errors%s; %.2f s\n",
 		c->dry_run ? " (dry run)" : "", res == RUN_DONE ? "" : " stopped", fmt_count(a, c->files),
 		fmt_bytes(by, c->bytes), fmt_count(b, c->dirs), fmt_count(s, c->nlink_made + c->others),
 		c->dry_run ? "would be copied" : "copied", fmt_count(u, c->skipped), fmt_count(x, c->deleted),
-		fmt_count(y, errors), el);
+		fmt_count(y, errors), c->max_delete_hit ? " (--max-delete reached)" : "", el);
 }
 
 static void write_summary(struct copy *c, const char *path, enum run_result res, double el, uint64_t errors,
@@ -1188,6 +1354,7 @@ static void write_summary(struct copy *c, const char *path, enum run_result res,
 	json_u64(&j, "bytes", c->bytes);
 	json_u64(&j, "skipped", c->skipped);
 	json_u64(&j, "deleted", c->deleted);
+	json_bool(&j, "max_delete_reached", c->max_delete_hit);
 	json_u64(&j, "hardlinks_spilled", linkmap_spilled(c->links));
 	json_u64(&j, "files_read_ahead", c->ahead);
 	json_u64(&j, "errors", errors);
@@ -1216,7 +1383,8 @@ struct copy_opts {
 	bool dry_run, check, del, xdev;
 	char **excludes;
 	size_t nexcludes;
-	uint64_t rate, bwlimit, max_errors, link_memory;
+	uint64_t rate, bwlimit, max_errors, link_memory, max_delete;
+	bool max_delete_set;
 	struct cgroup_io_spec cgio;
 	bool use_cgio;
 	int ioprio;
@@ -1238,6 +1406,7 @@ static int copy_parse(int argc, char **argv, void *opts)
 	    {"max-errors", required_argument, 0, OPT_CMD_BASE + 8},
 	    {"link-memory", required_argument, 0, OPT_CMD_BASE + 9},
 	    {"cgroup-io", required_argument, 0, OPT_CMD_BASE + 10},
+	    {"max-delete", required_argument, 0, OPT_CMD_BASE + 11},
 	    {0, 0, 0, 0},
 	};
 	struct copy_opts *o = opts;
@@ -1288,6 +1457,11 @@ static int copy_parse(int argc, char **argv, void *opts)
 			if (!parse_size(optarg, &o->link_memory))
 				return usage_error("--link-memory: '%s' is not a size in bytes (e.g. 64M)", optarg);
 			break;
+		case OPT_CMD_BASE + 11:
+			if (!parse_count(optarg, &o->max_delete))
+				return usage_error("--max-delete: '%s' is not a number of entries", optarg);
+			o->max_delete_set = true;
+			break;
 		default: return usage_hint(); /* getopt said what is wrong */
 		}
 	}
@@ -1295,6 +1469,8 @@ static int copy_parse(int argc, char **argv, void *opts)
 		return usage_error("need two operands: SRC DST");
 	if (o->check && o->dry_run)
 		return usage_error("--check and --dry-run do not go together");
+	if (o->max_delete_set && !o->del)
+		return usage_error("--max-delete limits --delete, which is not given");
 	o->src = argv[optind];
 	o->dst = argv[optind + 1];
 	return OPTS_RUN;
@@ -1323,6 +1499,8 @@ static int copy_run(void *opts)
 	c.check = o->check;
 	c.del = o->del;
 	c.max_errors = o->max_errors;
+	c.max_delete = o->max_delete;
+	c.max_delete_set = o->max_delete_set;
 	c.src = o->src;
 	c.dst = o->dst;
 	c.excludes = excludes;
@@ -1380,6 +1558,13 @@ static int copy_run(void *opts)
 		ckpt_finish(c.job.ckpt);
 		return EXIT_FAILED;
 	}
+	struct fs_id dst_id;
+	if (c.dstfd >= 0 && fs_identity(c.dstfd, "", &dst_id) != 0) {
+		warnx_("%s: statx: %s", c.dst, strerror(errno));
+		ckpt_finish(c.job.ckpt);
+		return EXIT_FAILED;
+	}
+	c.dst_mnt = c.dstfd >= 0 ? dst_id.mnt : 0;
 	pthread_mutex_init(&c.link_lock, NULL);
 	c.link_dir = c.job.ckpt ? ckpt_dir(c.job.ckpt) : NULL;
 	c.links = linkmap_new(o->link_memory, c.link_dir);
@@ -1413,6 +1598,8 @@ static int copy_run(void *opts)
 	c.walk = walk_new(&cfg, job_snapshot(&c.job));
 	if (!c.walk)
 		return EXIT_USAGE;
+	/* A resumed run has deleted some already (copy_load): the limit is the command's, not each run's. */
+	c.delete_budget = c.max_delete > c.deleted ? c.max_delete - c.deleted : 0;
 	estimate_total(&c);
 	c.run_start_ns = now_ns();
 	struct run_hooks hooks = walk_run_hooks(c.walk, copy_progress, NULL);
@@ -1423,6 +1610,8 @@ static int copy_run(void *opts)
 	if (jo.json)
 		write_summary(&c, jo.json, res, el, errors, rate ? &throttle : NULL);
 	rc = job_end(&c.job, res, errors);
+	if (rc == EXIT_OK && c.max_delete_hit)
+		rc = EXIT_FAILED; /* what --delete should have deleted is not all gone */
 	if (res == RUN_DONE) {
 		walk_free(c.walk);
 		linkmap_free(c.links);

@@ -63,9 +63,7 @@ grep -q "$changed" "$S/err" && grep -q "extra.*$B/extra" "$S/err" && ok "--check
 	fail "--check: $(head -3 "$S/err")"
 "$MYRIAD" copy "$A" "$B" >/dev/null 2>&1
 [ -e "$B/extra" ] && ok "without --delete: an extra DST file stays" || fail "extra file removed without --delete"
-"$MYRIAD" copy --delete "$A" "$B" >/dev/null 2>&1
-expect_eq "--delete: exit 0" 0 $?
-[ ! -e "$B/extra" ] && same_tree "$A" "$B" && ok "--delete: the extra file is gone, trees identical" || fail "--delete"
+# (--delete: copy_delete.sh, in a tmpfs of its own.)
 "$MYRIAD" copy --dry-run "$A" "$S/dry" >/dev/null 2>&1
 expect_eq "--dry-run: exit 0, writes nothing" "0 no" "$? $([ -e "$S/dry" ] && echo yes || echo no)"
 
@@ -107,10 +105,7 @@ expect_eq "missing SRC: exit 2, nothing made" "2 no" "$? $([ -e "$S/r1" ] && ech
 expect_eq "DST inside SRC: exit 2, nothing made" "2 no" "$? $([ -e "$A/inside" ] && echo yes || echo no)"
 "$MYRIAD" copy "$A" "$A/" 2>/dev/null
 expect_eq "SRC equal to DST: exit 2" 2 $?
-mkdir -p "$S/outer/in"
-"$MYRIAD" copy --delete "$S/outer/in" "$S/outer" 2>/dev/null
-expect_eq "SRC inside DST with --delete: exit 2" "2 yes" "$? $([ -e "$S/outer/in" ] && echo yes || echo no)"
-rm -rf "$B" "$S/outer"
+rm -rf "$B"
 
 # kill -9 at random moments, then the same command: identical.
 R=$S/big

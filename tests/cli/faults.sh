@@ -188,7 +188,7 @@ $DM/d/d2/d1/f3 chmod
 $DM/d/d2/d1/f4 chown
 $DM/d/d2/d1/f7 close
 $DM/d/d2/d2/f5 utimensat
-$DM/d/extra remove"
+$DM/d/extra rmdir"
 want=$(echo "$want" | sed '/^$/d')
 expect_eq "copy to a failing DST: each error reported once, with the DST path" "$want" "$(errors "$S/cd.errs")"
 expect_eq "copy to a failing DST: stderr names path, operation and reason" \
