@@ -52,6 +52,10 @@ static const char fill_help[] =
     "\n"
     "DIR is created if missing. A non-empty DIR without a fill manifest of its own (lost+found\n"
     "aside), or with one made with other parameters, is refused and left untouched.\n"
+    "A re-run or resumed fill re-checks the last file of each leaf it counts done and makes again\n"
+    "what was lost since. No link is ever written through: an entry in the way of a file or a\n"
+    "directory (a symlink, a hard-linked file, a FIFO) is reported and left alone with what lies\n"
+    "below it; the rest is filled, and the fill ends incomplete (exit 1).\n"
     "Out of space or inodes without --until-full: the fill stops with state saved (exit 3); free\n"
     "space and run the same command to complete it.\n"
     "After a machine crash, --sync file guarantees every file counted in the last snapshot;\n"
@@ -614,7 +618,11 @@ static void recheck_progress(void *ctx, struct sbuf *line)
 	progress_format(line, "directories", done, r->units, el, el > 0 ? done / el : 0, pool_errors(r->pool));
 }
 
-/* Run the re-check of r's units with threads workers (progress and signals as any run; no state:
+/* A re-check waits on lookups, not on the CPU: without -j, at least this many workers (a cold
+ * re-check of 10,000 leaves on ext4: 2.1 s with 2, 0.55 s with 16). */
+#define RECHECK_MIN_THREADS 16
+
+/* Run the re-check of r's units with the fill's workers (progress and signals as any run; no state:
  * a stopped re-check is done again). RUN_STOPPED on a signal; f->recheck_halt when remaking
  * stopped on an error. Frees r's list. */
 static enum run_result recheck_run(struct recheck *r, int threads, const struct job_opts *jo)
@@ -622,7 +630,7 @@ static enum run_result recheck_run(struct recheck *r, int threads, const struct 
 	struct fill *f = r->f;
 	struct pool_config cfg = {
 	    .units = r->units,
-	    .threads = threads,
+	    .threads = jo->threads || threads > RECHECK_MIN_THREADS ? threads : RECHECK_MIN_THREADS,
 	    .visitor = {.ctx = r, .local_size = sizeof(struct local), .run = recheck_unit, .commit = recheck_commit,
 			.local_free = recheck_local_free, .save = recheck_save},
 	    .errlog = &f->job.errlog,
