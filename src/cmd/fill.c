@@ -5,8 +5,10 @@
  * (fewer than FILL_MIN_UNITS leaves) splits each leaf into consecutive parts instead, so that all
  * the workers of an fsync-bound fill have work to the end rather than waiting for a few leaves. Creation is
  * idempotent (O_EXCL, an existing file of the right size is accepted), so a resumed fill redoes
- * only the leaves that were in progress. DIR/.myriad-fill records the parameters and, at the end,
- * exactly which files exist.
+ * only the leaves that were in progress, after a cheap re-check of those its snapshot counts done.
+ * Nothing is written through a link: an entry in the way is reported and left out, and the fill
+ * then ends incomplete. DIR/.myriad-fill records the parameters and, at the end, exactly which
+ * files exist.
  */
 #include <dirent.h>
 #include <errno.h>
