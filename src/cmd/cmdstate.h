@@ -42,6 +42,7 @@ bool copy_state_load(struct copy_state *s, struct deser *d);
 enum { FILL_OPS = 4 }; /* create, write, fsync, close */
 struct fill_state {
 	uint64_t created, existing, bytes;
+	uint64_t skipped; /* files left out: entries fill did not make in their way */
 	struct hist h[FILL_OPS];
 	struct timeline tl;
 };

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -15,6 +16,34 @@
 #include "engine/layout.h"
 #include "util/sbuf.h"
 #include "util/util.h"
+
+#define MANIFEST_TMP MANIFEST_NAME ".tmp"
+
+/* What kind of entry mode is, for messages. */
+static const char *entry_kind(mode_t mode)
+{
+	return S_ISLNK(mode) ? "a symbolic link" : S_ISDIR(mode) ? "a directory" : "not a regular file";
+}
+
+/* Create DIR/.myriad-fill.tmp afresh, never through a link (O_EXCL | O_NOFOLLOW). One left by a
+ * crash (a regular file) is removed first; anything else under that name was not made by fill and
+ * is left as it is: -1 with a message. */
+static int create_tmp(int dirfd, const char *dirname)
+{
+	for (int tries = 0;; tries++) {
+		int fd = openat(dirfd, MANIFEST_TMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0 || errno != EEXIST || tries)
+			return fd;
+		struct stat st;
+		if (fstatat(dirfd, MANIFEST_TMP, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
+			warnx_("%s/%s: %s, not a file fill left: refusing to write the manifest through it; remove it",
+			       dirname, MANIFEST_TMP, entry_kind(st.st_mode));
+			errno = EEXIST;
+			return -2;
+		}
+		unlinkat(dirfd, MANIFEST_TMP, 0); /* unlinking a name never follows it */
+	}
+}
 
 int manifest_write(int dirfd, const char *dirname, const struct manifest *m)
 {
@@ -27,27 +56,38 @@ int manifest_write(int dirfd, const char *dirname, const struct manifest *m)
 		sbuf_printf(&b, "partial %" PRIu64 " %" PRIu64 "\n", m->partial[i].leaf, m->partial[i].count);
 	sbuf_printf(&b, "checksum %016llx\n", (unsigned long long)XXH64(b.data, b.len, 0));
 	int r = -1;
-	int fd = openat(dirfd, MANIFEST_NAME ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd >= 0 && write_all(fd, b.data, b.len) == 0 && fsync(fd) == 0 && close(fd) == 0) {
-		fd = -1;
-		if (renameat(dirfd, MANIFEST_NAME ".tmp", dirfd, MANIFEST_NAME) == 0 && fsync(dirfd) == 0)
-			r = 0;
+	const char *op = "write";
+	int fd = create_tmp(dirfd, dirname);
+	bool made_tmp = fd >= 0;
+	if (fd >= 0 && write_all(fd, b.data, b.len) == 0) {
+		/* Reserve room for in-place rewrites on a full filesystem (it moves with the rename). */
+		(void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, MANIFEST_RESERVE);
+		if (fsync(fd) == 0) {
+			int closed = close(fd);
+			fd = -1;
+			op = "rename";
+			/* rename replaces whatever entry is at the manifest's name, never what it points to */
+			if (closed == 0 && renameat(dirfd, MANIFEST_TMP, dirfd, MANIFEST_NAME) == 0 && fsync(dirfd) == 0)
+				r = 0;
+		}
 	}
-	if (r && (errno == ENOSPC || errno == EDQUOT)) {
+	int e = errno;
+	if (r && fd != -2 && (e == ENOSPC || e == EDQUOT)) {
 		/* A full filesystem has no inode or block for a new file: rewrite the manifest in place,
-		 * in the room reserved when it was first written. A torn rewrite fails its checksum. */
+		 * in the room reserved when it was first written — only a regular file of one link, so
+		 * that nothing outside the tree is written. A torn rewrite fails its checksum. */
 		if (fd >= 0)
 			close(fd);
-		unlinkat(dirfd, MANIFEST_NAME ".tmp", 0);
-		fd = openat(dirfd, MANIFEST_NAME, O_WRONLY | O_CLOEXEC);
-		if (fd >= 0 && pwrite(fd, b.data, b.len, 0) == (ssize_t)b.len && ftruncate(fd, b.len) == 0 && fsync(fd) == 0)
+		if (made_tmp)
+			unlinkat(dirfd, MANIFEST_TMP, 0);
+		fd = openat(dirfd, MANIFEST_NAME, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		struct stat st;
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+		    pwrite(fd, b.data, b.len, 0) == (ssize_t)b.len && ftruncate(fd, b.len) == 0 && fsync(fd) == 0)
 			r = 0;
-	} else if (r == 0) {
-		/* Reserve room for in-place rewrites on a full filesystem. */
-		fd = openat(dirfd, MANIFEST_NAME, O_WRONLY | O_CLOEXEC);
-		if (fd >= 0)
-			(void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, MANIFEST_RESERVE);
 	}
+	if (r && fd != -2)
+		warnx_("%s/%s: %s: %s", dirname, MANIFEST_NAME, op, strerror(e));
 	if (fd >= 0)
 		close(fd);
 	sbuf_free(&b);
@@ -202,10 +242,20 @@ bad:
 int manifest_read(int dirfd, const char *dirname, struct manifest *m)
 {
 	memset(m, 0, sizeof(*m));
-	int fd = openat(dirfd, MANIFEST_NAME, O_RDONLY | O_CLOEXEC);
+	/* The manifest is a file of the tree itself: never one reached through a link. O_NONBLOCK: a
+	 * FIFO planted there must not hang the open. */
+	int fd = openat(dirfd, MANIFEST_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if ((fd < 0 && errno == ELOOP) || (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))) {
+		warnx_("%s/%s: not a usable fill manifest: %s", dirname, MANIFEST_NAME,
+		       fd < 0 ? "a symbolic link" : entry_kind(st.st_mode));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
 	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
 		warnx_("%s/%s: open: %s", dirname, MANIFEST_NAME, strerror(errno));
 		return -1;
 	}

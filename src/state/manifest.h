@@ -37,7 +37,7 @@ struct manifest {
 struct layout;
 
 /* Read DIR's manifest (dirfd) with manifest_parse. 1 read, 0 none, -1 unusable (message names the
- * file and why). */
+ * file and why; a symlink or anything but a regular file there is unusable, never read through). */
 int manifest_read(int dirfd, const char *dirname, struct manifest *m);
 /*
  * Parse a manifest's bytes: every line as the writer makes it, the checksum line last, every
@@ -46,7 +46,8 @@ int manifest_read(int dirfd, const char *dirname, struct manifest *m);
  * 1, or -1 with *why saying what is wrong (m is then empty).
  */
 int manifest_parse(const char *data, size_t len, struct manifest *m, const char **why);
-/* Write it atomically and durably. 0 or -1 with a message. */
+/* Write it atomically and durably, through a temporary file made with O_EXCL | O_NOFOLLOW (an
+ * entry there that is not a regular file is refused, never written through). 0 or -1 with a message. */
 int manifest_write(int dirfd, const char *dirname, const struct manifest *m);
 void manifest_free(struct manifest *m);
 /* Expected number of files in leaf (given the layout's full count for it). */
