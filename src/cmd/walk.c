@@ -117,8 +117,7 @@ static void on_commit(void *ctx, void *lp)
 	c->t.allocated += l->t.allocated;
 	memset(&l->t, 0, sizeof(l->t));
 	if (l->out.len) {
-		if (outfile_write(&c->out, l->out.data, l->out.len) != 0 && errno != EPIPE)
-			warnx_("%s: write: %s", c->out.name, strerror(errno));
+		(void)outfile_write(&c->out, l->out.data, l->out.len); /* a failure stops the run */
 		sbuf_clear(&l->out);
 	}
 }
@@ -428,11 +427,15 @@ static int walk_run(void *opts)
 	double el = walk_elapsed(c.walk);
 	uint64_t errors = walk_errors(c.walk);
 	bool json_stdout = jo.json && !strcmp(jo.json, "-");
-	FILE *sf = (c.print && !c.output) || json_stdout ? stderr : stdout;
+	char *text;
+	size_t len;
+	FILE *sf = open_memstream(&text, &len);
 	if (res == RUN_STOPPED)
 		fprintf(sf, "walk stopped after ");
 	summary_text(&c, sf, el);
-	fflush(sf);
+	fclose(sf);
+	output_summary(text, len, !(c.print && !c.output) && !json_stdout);
+	free(text);
 	if (jo.json) {
 		struct sbuf doc = {0};
 		summary_json(&c, &doc, roots, nroots, threads, res == RUN_DONE, el);
