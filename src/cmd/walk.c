@@ -427,15 +427,12 @@ static int walk_run(void *opts)
 	double el = walk_elapsed(c.walk);
 	uint64_t errors = walk_errors(c.walk);
 	bool json_stdout = jo.json && !strcmp(jo.json, "-");
-	char *text;
-	size_t len;
-	FILE *sf = open_memstream(&text, &len);
+	struct summary sm;
+	FILE *sf = summary_open(&sm);
 	if (res == RUN_STOPPED)
 		fprintf(sf, "walk stopped after ");
 	summary_text(&c, sf, el);
-	fclose(sf);
-	output_summary(text, len, !(c.print && !c.output) && !json_stdout);
-	free(text);
+	summary_show(&sm, !(c.print && !c.output) && !json_stdout);
 	if (jo.json) {
 		struct sbuf doc = {0};
 		summary_json(&c, &doc, roots, nroots, threads, res == RUN_DONE, el);

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -132,19 +133,33 @@ int outfile_write_file(const char *path, const void *data, size_t len)
 	return outfile_close(&o) == 0 ? r : -1;
 }
 
-void output_summary(const char *text, size_t len, bool on_stdout)
+FILE *summary_open(struct summary *s)
 {
+	memset(s, 0, sizeof(*s));
+	s->f = open_memstream(&s->text, &s->len);
+	if (!s->f) {
+		warnx_("out of memory");
+		abort();
+	}
+	return s->f;
+}
+
+void summary_show(struct summary *s, bool on_stdout)
+{
+	fclose(s->f);
 	if (output_reader_gone())
-		return;
+		goto out;
 	if (on_stdout && !atomic_load(&stdout_broken)) {
 		fflush(stdout);
-		if (write_all(1, text, len) == 0)
-			return;
+		if (write_all(1, s->text, s->len) == 0)
+			goto out;
 		output_failed(stdout_name, "write", errno);
 		if (output_reader_gone())
-			return;
+			goto out;
 	}
-	(void)write_all(2, text, len);
+	(void)write_all(2, s->text, s->len);
+out:
+	free(s->text);
 }
 
 int output_finish(int rc)

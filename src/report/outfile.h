@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct outfile {
 	int fd;
@@ -55,10 +56,17 @@ bool output_reader_gone(void);
 /* "NAME could not be written (reason)" for the first failure, or NULL. */
 const char *output_failure(void);
 
-/* Show a command's closing summary (lines ending in a newline): on standard output, or on stderr
- * when standard output carries paths or JSON. When standard output fails, the failure is recorded
- * and the summary goes to stderr. Nothing when the reader of an output has gone. */
-void output_summary(const char *text, size_t len, bool on_stdout);
+/* A command's closing summary: printed into the stream summary_open gives, then shown by
+ * summary_show on standard output, or on stderr when standard output carries paths or JSON. When
+ * standard output fails, the failure is recorded and the summary goes to stderr. Nothing is shown
+ * when the reader of an output has gone. */
+struct summary {
+	FILE *f;
+	char *text;
+	size_t len;
+};
+FILE *summary_open(struct summary *s);
+void summary_show(struct summary *s, bool on_stdout);
 
 /* At exit: flush standard output (recording a failure), then end by SIGPIPE when a reader has
  * gone. Returns the exit code: rc, or 1 instead of 0 when an output failed. */
