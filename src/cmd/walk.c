@@ -44,7 +44,9 @@ static const char walk_help[] =
     "\n"
     "Operands that are symlinks to directories are followed; nothing under them is.\n"
     "Exit status: 0 all read; 1 some entries failed (reported on stderr and with --errors);\n"
-    "2 usage error; 3 stopped by a signal with state saved: run the same command to resume.\n";
+    "2 usage error; 3 stopped by a signal or a failed output (a full disk) with state saved: run\n"
+    "the same command to resume. When the reader of the paths goes (| head), the walk ends at\n"
+    "once, quietly, by SIGPIPE (status 141), keeping no state.\n";
 
 enum { T_F, T_D, T_L, T_P, T_S, T_B, T_C, T_N = WALK_TYPES };
 static const char type_letters[] = "fdlpsbc";
