@@ -33,7 +33,9 @@ enum run_result run_loop(const struct run_hooks *h, const struct run_opts *o)
 	enum run_result result = RUN_DONE;
 	uint64_t next_tick = h->tick ? now_ns() + 10000000 : UINT64_MAX;
 	for (;;) {
-		if (h->done(h->ctx) && !output_has_failed())
+		/* A stop asked for as the work ended still stops the run: a command that raised SIGTERM
+		 * (out of space) or an output that failed would otherwise exit as if all went well. */
+		if (h->done(h->ctx) && !sig_stop_requested())
 			break;
 		uint64_t now = now_ns();
 		int wait = progress_wait_ms(&p, now);
@@ -54,7 +56,7 @@ enum run_result run_loop(const struct run_hooks *h, const struct run_opts *o)
 			result = RUN_STOPPED;
 			break;
 		}
-		if (h->done(h->ctx) && !output_has_failed())
+		if (h->done(h->ctx) && !sig_stop_requested())
 			break;
 		now = now_ns();
 		if (now >= next_tick) {
