@@ -434,7 +434,7 @@ static int walk_run(void *opts)
 	if (res == RUN_STOPPED)
 		fprintf(sf, "walk stopped after ");
 	summary_text(&c, sf, el);
-	summary_show(&sm, !(c.print && !c.output) && !json_stdout);
+	summary_show(&sm, c.out.fd != 1 && !json_stdout); /* not among the paths */
 	if (jo.json) {
 		struct sbuf doc = {0};
 		summary_json(&c, &doc, roots, nroots, threads, res == RUN_DONE, el);
