@@ -9,6 +9,7 @@
 
 #include "cmd/cmds.h"
 #include "cmd/job.h"
+#include "report/outfile.h"
 #include "util/util.h"
 
 static void usage(FILE *f)
@@ -31,14 +32,14 @@ int main(int argc, char **argv)
 		const struct command *c = argc > 2 && !strcmp(name, "help") ? command_find(argv[2]) : NULL;
 		if (c) {
 			char *av[] = {argv[2], "--help", NULL};
-			return command_main(c, 2, av);
+			return output_finish(command_main(c, 2, av));
 		}
 		usage(stdout);
-		return EXIT_OK;
+		return output_finish(EXIT_OK);
 	}
 	if (!strcmp(name, "--version") || !strcmp(name, "-V")) {
 		printf("myriad %s\n", MYRIAD_VERSION);
-		return EXIT_OK;
+		return output_finish(EXIT_OK);
 	}
 	const struct command *c = command_find(name);
 	if (c) {
@@ -50,7 +51,7 @@ int main(int argc, char **argv)
 		/* Workers allocate little (frontier records, batch buffers): one arena keeps peak RSS
 		 * small and steady instead of one growing heap per thread. */
 		mallopt(M_ARENA_MAX, 1);
-		return command_main(c, argc - 1, argv + 1);
+		return output_finish(command_main(c, argc - 1, argv + 1));
 	}
 	fprintf(stderr, "myriad: unknown command '%s'\n", name);
 	usage(stderr);

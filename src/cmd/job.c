@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "report/outfile.h"
 #include "state/ser.h"
 #include "util/signals.h"
 #include "util/util.h"
@@ -28,10 +29,6 @@ const char job_options_help[] =
     "      --progress SECONDS   status line interval on stderr (default: 1 on a terminal, else 60;\n"
     "                           0: none)\n"
     "      --help               show this help\n";
-
-/* A JSON summary could not be written: the run's exit status says so. */
-static bool json_failed;
-static int write_json(const char *path, const struct sbuf *doc);
 
 void job_opts_init(struct job_opts *o)
 {
@@ -230,8 +227,12 @@ int job_end(struct job *j, enum run_result r, uint64_t errors)
 	errlog_close(&j->errlog);
 	sbuf_free(&j->snapshot);
 	if (r == RUN_STOPPED) {
-		char why[128];
-		const char *reason = j->stop_reason;
+		char why[640];
+		const char *reason = j->stop_reason ? j->stop_reason : output_failure();
+		if (output_reader_gone()) { /* `| head`: a listing cut short on purpose is not resumed */
+			ckpt_finish(j->ckpt);
+			return EXIT_STOPPED;
+		}
 		if (reason)
 			snprintf(why, sizeof(why), "stopped: %s", reason);
 		else
@@ -245,7 +246,7 @@ int job_end(struct job *j, enum run_result r, uint64_t errors)
 		return EXIT_STOPPED;
 	}
 	ckpt_finish(j->ckpt);
-	return errors || json_failed ? EXIT_FAILED : EXIT_OK;
+	return errors || output_has_failed() ? EXIT_FAILED : EXIT_OK;
 }
 
 int parse_ionice(const char *spec)
@@ -267,28 +268,5 @@ int apply_ionice(int ioprio)
 
 int write_json_file(const char *path, const struct sbuf *doc)
 {
-	int r = write_json(path, doc);
-	if (r != 0)
-		json_failed = true;
-	return r;
-}
-
-static int write_json(const char *path, const struct sbuf *doc)
-{
-	int fd = 1;
-	if (strcmp(path, "-") != 0) {
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			warnx_("%s: open: %s", path, strerror(errno));
-			return -1;
-		}
-	}
-	int r = write_all(fd, doc->data, doc->len);
-	if (r == 0)
-		r = write_all(fd, "\n", 1);
-	if (r != 0)
-		warnx_("%s: write: %s", path, strerror(errno));
-	if (fd != 1)
-		close(fd);
-	return r;
+	return outfile_write_file(path, doc->data, doc->len);
 }

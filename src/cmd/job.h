@@ -101,8 +101,8 @@ void job_cmdline(struct sbuf *b, int argc, char **argv);
 
 /*
  * Finish: on RUN_DONE remove the state; on RUN_STOPPED keep it and say why the run stopped and how
- * to resume. Returns the exit code: 3 stopped, 1 when errors > 0 or a JSON summary could not be
- * written, else 0.
+ * to resume (a run whose output's reader has gone ends quietly, its state removed). Returns the
+ * exit code: 3 stopped, 1 when errors > 0 or an output could not be written, else 0.
  */
 int job_end(struct job *j, enum run_result r, uint64_t errors);
 
@@ -112,7 +112,7 @@ int parse_ionice(const char *spec);
  * message. */
 int apply_ionice(int ioprio);
 
-/* Write a JSON document to path ("-": stdout). Returns 0 or -1 (message printed). */
+/* Write a JSON document to path ("-": stdout). Returns 0 or -1 (recorded: see output_failed). */
 int write_json_file(const char *path, const struct sbuf *doc);
 
 /* Append identity fields (ser format) describing the absolute path of operand p, which may not

@@ -24,6 +24,7 @@
 #include "io/guard.h"
 #include "report/hist.h"
 #include "report/json.h"
+#include "report/outfile.h"
 #include "report/progress.h"
 #include "util/util.h"
 
@@ -371,12 +372,13 @@ static int rm_run(void *opts)
 	double el = walk_elapsed(c.walk);
 	timeline_force(&c.tl, el, c.files + c.dirs);
 	uint64_t errors = walk_errors(c.walk);
-	FILE *out = jo.json && !strcmp(jo.json, "-") ? stderr : stdout;
+	struct summary sm;
 	char a[32], b[32], e[32], r[32];
-	fprintf(out, "rm%s%s: %s files and %s directories %s; %s errors; %.2f s, %s entries/s\n",
+	fprintf(summary_open(&sm), "rm%s%s: %s files and %s directories %s; %s errors; %.2f s, %s entries/s\n",
 		c.dry_run ? " (dry run)" : "", res == RUN_DONE ? "" : " stopped", fmt_count(a, c.files),
 		fmt_count(b, c.dirs), c.dry_run ? "would be removed" : "removed", fmt_count(e, errors), el,
 		fmt_count(r, el > 0 ? (uint64_t)((c.files + c.dirs) / el) : 0));
+	summary_show(&sm, !jo.json || strcmp(jo.json, "-"));
 	if (jo.json) {
 		struct sbuf doc = {0};
 		struct json j;

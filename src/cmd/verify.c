@@ -22,6 +22,7 @@
 #include "io/dir.h"
 #include "io/prefetch.h"
 #include "report/json.h"
+#include "report/outfile.h"
 #include "report/progress.h"
 #include "state/manifest.h"
 #include "util/util.h"
@@ -587,8 +588,9 @@ static int verify_run(void *opts)
 	double el = pool_elapsed(v.pool);
 	bool stopped = res != RUN_DONE;
 	bool ok = v.m.complete && pool_errors(v.pool) == 0;
-	FILE *out = jo.json && !strcmp(jo.json, "-") ? stderr : stdout;
-	summary(&v, out, el, ok, stopped);
+	struct summary sm;
+	summary(&v, summary_open(&sm), el, ok, stopped);
+	summary_show(&sm, !jo.json || strcmp(jo.json, "-"));
 	if (jo.json) {
 		struct sbuf doc = {0};
 		summary_json(&v, &doc, el, ok, stopped);

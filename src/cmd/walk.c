@@ -44,7 +44,9 @@ static const char walk_help[] =
     "\n"
     "Operands that are symlinks to directories are followed; nothing under them is.\n"
     "Exit status: 0 all read; 1 some entries failed (reported on stderr and with --errors);\n"
-    "2 usage error; 3 stopped by a signal with state saved: run the same command to resume.\n";
+    "2 usage error; 3 stopped by a signal or a failed output (a full disk) with state saved: run\n"
+    "the same command to resume. When the reader of the paths goes (| head), the walk ends at\n"
+    "once, quietly, by SIGPIPE (status 141), keeping no state.\n";
 
 enum { T_F, T_D, T_L, T_P, T_S, T_B, T_C, T_N = WALK_TYPES };
 static const char type_letters[] = "fdlpsbc";
@@ -117,8 +119,7 @@ static void on_commit(void *ctx, void *lp)
 	c->t.allocated += l->t.allocated;
 	memset(&l->t, 0, sizeof(l->t));
 	if (l->out.len) {
-		if (outfile_write(&c->out, l->out.data, l->out.len) != 0 && errno != EPIPE)
-			warnx_("%s: write: %s", c->out.name, strerror(errno));
+		(void)outfile_write(&c->out, l->out.data, l->out.len); /* a failure stops the run */
 		sbuf_clear(&l->out);
 	}
 }
@@ -428,11 +429,12 @@ static int walk_run(void *opts)
 	double el = walk_elapsed(c.walk);
 	uint64_t errors = walk_errors(c.walk);
 	bool json_stdout = jo.json && !strcmp(jo.json, "-");
-	FILE *sf = (c.print && !c.output) || json_stdout ? stderr : stdout;
+	struct summary sm;
+	FILE *sf = summary_open(&sm);
 	if (res == RUN_STOPPED)
 		fprintf(sf, "walk stopped after ");
 	summary_text(&c, sf, el);
-	fflush(sf);
+	summary_show(&sm, c.out.fd != 1 && !json_stdout); /* not among the paths */
 	if (jo.json) {
 		struct sbuf doc = {0};
 		summary_json(&c, &doc, roots, nroots, threads, res == RUN_DONE, el);

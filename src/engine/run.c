@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 
+#include "report/outfile.h"
 #include "report/progress.h"
 #include "util/signals.h"
 #include "util/util.h"
@@ -15,7 +16,8 @@ int run_checkpoint(const struct run_hooks *h, struct ckpt *ckpt, bool stop)
 	if (ckpt) {
 		if (h->sync)
 			h->sync(h->ctx);
-		r = ckpt_save(ckpt, snap.data, snap.len);
+		/* After an output failed, a snapshot would count output that was lost: keep the last one. */
+		r = output_has_failed() ? -1 : ckpt_save(ckpt, snap.data, snap.len);
 	}
 	sbuf_free(&snap);
 	return r;
@@ -31,7 +33,9 @@ enum run_result run_loop(const struct run_hooks *h, const struct run_opts *o)
 	enum run_result result = RUN_DONE;
 	uint64_t next_tick = h->tick ? now_ns() + 10000000 : UINT64_MAX;
 	for (;;) {
-		if (h->done(h->ctx))
+		/* A stop asked for as the work ended still stops the run: a command that raised SIGTERM
+		 * (out of space) or an output that failed would otherwise exit as if all went well. */
+		if (h->done(h->ctx) && !sig_stop_requested())
 			break;
 		uint64_t now = now_ns();
 		int wait = progress_wait_ms(&p, now);
@@ -52,7 +56,7 @@ enum run_result run_loop(const struct run_hooks *h, const struct run_opts *o)
 			result = RUN_STOPPED;
 			break;
 		}
-		if (h->done(h->ctx))
+		if (h->done(h->ctx) && !sig_stop_requested())
 			break;
 		now = now_ns();
 		if (now >= next_tick) {

@@ -3,7 +3,8 @@
  * thread sleeps until a tick, a signal or the end; it draws the progress line, takes a snapshot
  * every few seconds (consistent, via the command's hook, then saved atomically by ckpt), and on
  * SIGINT/SIGTERM takes a final snapshot that also freezes the workers, so the run can stop at
- * once — even with a worker stuck in the kernel.
+ * once — even with a worker stuck in the kernel. A failed output stops the run the same way (even
+ * one that failed as the work ended), and no snapshot taken after it is saved (report/outfile.h).
  */
 #ifndef MYRIAD_RUN_H
 #define MYRIAD_RUN_H

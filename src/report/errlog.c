@@ -114,8 +114,8 @@ void errlog_problem(struct errbatch *b, const char *path, size_t pathlen, const 
 
 void errlog_commit(struct errlog *l, struct errbatch *b)
 {
-	if (l->have_file && b->lines.len && outfile_write(&l->file, b->lines.data, b->lines.len) != 0)
-		warnx_("%s: write: %s", l->file.name, strerror(errno));
+	if (l->have_file && b->lines.len)
+		(void)outfile_write(&l->file, b->lines.data, b->lines.len); /* a failure stops the run */
 	l->count += b->count;
 	sbuf_clear(&b->lines);
 	b->count = 0;

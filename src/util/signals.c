@@ -11,6 +11,7 @@
 
 static int wake_pipe[2] = {-1, -1};
 static volatile sig_atomic_t stop_signal;
+static atomic_bool stop_request; /* a stop asked for without a signal (an output failed) */
 
 static void on_stop(int sig)
 {
@@ -42,9 +43,15 @@ void sig_wake(void)
 	errno = e;
 }
 
+void sig_request_stop(void)
+{
+	atomic_store(&stop_request, true);
+	sig_wake();
+}
+
 bool sig_wait(int timeout_ms)
 {
-	if (stop_signal)
+	if (sig_stop_requested())
 		return true;
 	struct pollfd p = {.fd = wake_pipe[0], .events = POLLIN};
 	if (poll(&p, 1, timeout_ms) > 0) {
@@ -52,9 +59,9 @@ bool sig_wait(int timeout_ms)
 		while (read(wake_pipe[0], buf, sizeof(buf)) > 0) {
 		}
 	}
-	return stop_signal != 0;
+	return sig_stop_requested();
 }
 
-bool sig_stop_requested(void) { return stop_signal != 0; }
+bool sig_stop_requested(void) { return stop_signal != 0 || atomic_load(&stop_request); }
 
 int sig_stop_signal(void) { return stop_signal; }
