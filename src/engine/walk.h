@@ -34,6 +34,8 @@ struct walk_dir {
 	int rootfd;       /* the operand, open */
 	size_t relstart;  /* path + relstart is the path relative to rootfd ("" for the operand) */
 	bool unread;      /* in dir_done: it could not be opened or read to the end (reported) */
+	bool mount;       /* in dir_done, with xdev: a mount point (another filesystem or a bind
+			   * mount), not walked into */
 };
 
 /* One entry. stx is set when the walk stats entries (walk_config.stat_mask). */
@@ -80,7 +82,8 @@ struct walk_config {
 	size_t nroots;
 	int threads;           /* at most this many workers */
 	int min_threads;       /* start with this many (0: threads); more join while they wait on I/O */
-	bool xdev;
+	bool xdev;             /* do not walk into a mount point under an operand: another filesystem,
+				* or a bind mount (another mount of the same one) */
 	char *const *excludes; /* fnmatch patterns on names */
 	size_t nexcludes;
 	unsigned stat_mask;    /* statx every entry for these fields (0: only where d_type is unknown) */
