@@ -787,8 +787,13 @@ int walk_rmdir(const struct walk_dir *d)
 	const char *slash = memrchr(rel, '/', len);
 	int pfd = slash ? dir_open_at(d->rootfd, rel, slash - rel) : d->rootfd;
 	const char *name = slash ? slash + 1 : rel;
-	if (pfd < 0)
+	if (pfd < 0) {
+		/* A directory above was replaced by a symlink or a file since it was read: d is no
+		 * longer under the operand (what took its place goes with that parent). */
+		if (errno == ELOOP || errno == ENOTDIR)
+			errno = ENOENT;
 		return -1;
+	}
 	int r = unlinkat(pfd, name, AT_REMOVEDIR);
 	/* A file or symlink took the directory's place since it was read: it is under the operand,
 	 * so it goes too (as an entry: a symlink is never followed). */

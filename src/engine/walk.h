@@ -121,7 +121,7 @@ void walk_join(struct walk *w);
 void walk_free(struct walk *w);
 
 /* Remove directory d (after dir_done), or the non-directory that has taken its place since it was
- * read: 0, or -1 with errno. */
+ * read: 0, or -1 with errno (ENOENT also when a directory above it has been replaced). */
 int walk_rmdir(const struct walk_dir *d);
 
 /* Append the full path of entry e in directory d (d NULL: an operand) to b. */
