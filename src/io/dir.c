@@ -56,8 +56,10 @@ static int open_components(int dirfd, const char *rel, size_t len)
 		const char *slash = memchr(rel + pos, '/', len - pos);
 		size_t end = slash ? (size_t)(slash - rel) : len, n = end - pos;
 		if (n > NAME_MAX) {
+			if (fd != dirfd)
+				close(fd);
 			errno = ENAMETOOLONG;
-			goto fail;
+			return -1;
 		}
 		pos = end + 1;
 		if (n == 0 && (fd != dirfd || pos < len))
@@ -72,13 +74,6 @@ static int open_components(int dirfd, const char *rel, size_t len)
 		fd = next;
 	}
 	return fd;
-fail:
-	if (fd != dirfd) {
-		int e = errno;
-		close(fd);
-		errno = e;
-	}
-	return -1;
 }
 
 /* Open one piece (shorter than PATH_MAX) without following symlinks. */
