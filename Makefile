@@ -13,7 +13,7 @@ OBJ     := $(SRC:%.c=$(B)/%.o)
 LIBOBJ  := $(filter-out $(B)/src/main.o,$(OBJ))
 UNIT    := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c))
 
-all: $(B)/myriad $(B)/faultfs $(B)/mktree $(UNIT)
+all: $(B)/myriad $(B)/faultfs $(B)/mktree $(B)/noopenat2 $(UNIT)
 
 $(B)/myriad: $(OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -31,6 +31,10 @@ $(B)/faultfs: $(wildcard tests/faultfs/*.c)
 	$(CC) $(CFLAGS) $(shell pkg-config --cflags fuse3) -o $@ $^ $(shell pkg-config --libs fuse3) -pthread
 
 $(B)/mktree: tests/tools/mktree.c
+	@mkdir -p $(B)
+	$(CC) $(CFLAGS) -o $@ $<
+
+$(B)/noopenat2: tests/tools/noopenat2.c
 	@mkdir -p $(B)
 	$(CC) $(CFLAGS) -o $@ $<
 

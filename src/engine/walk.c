@@ -40,6 +40,7 @@ struct rec {
 	uint32_t pending;   /* post-order: this directory's reading plus its unfinished subdirectories */
 	bool keep;          /* post-order: something under it stays */
 	bool unread;        /* it could not be opened or read to the end */
+	bool mount;         /* with xdev: a mount point, left alone */
 	uint32_t root;
 	uint32_t relstart;
 	uint32_t pathlen;
@@ -76,7 +77,7 @@ struct walk {
 	bool stopping;
 	atomic_bool finished;
 	int *rootfd;
-	dev_t *rootdev;
+	uint64_t *rootmnt; /* the mount each operand is on (its own, when it is a mount point) */
 	struct worker *workers;
 	int nstarted;          /* workers started (grows from min_threads to threads) */
 	bool joined;
@@ -97,6 +98,7 @@ static struct rec *rec_new(uint32_t root, const char *path, size_t pathlen, size
 	r->pending = 1;
 	r->keep = false;
 	r->unread = false;
+	r->mount = false;
 	r->root = root;
 	r->relstart = relstart;
 	r->pathlen = pathlen;
@@ -187,7 +189,7 @@ static void finish_chain(struct worker *wk, struct rec *r)
 	wk->finishing = r;
 	pthread_mutex_unlock(&w->lock);
 	while (r) {
-		struct walk_dir d = {r->path, r->pathlen, -1, r->root, w->rootfd[r->root], r->relstart, r->unread};
+		struct walk_dir d = {r->path, r->pathlen, -1, r->root, w->rootfd[r->root], r->relstart, r->unread, r->mount};
 		atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
 		bool stays = w->cfg.visitor.dir_done(w->cfg.visitor.ctx, wk->local, &d, r->keep, &wk->errs);
 		pthread_mutex_lock(&w->lock);
@@ -365,11 +367,19 @@ static void visit_dir(struct worker *wk, struct rec *r)
 	const char *op = "open";
 	if (fd < 0)
 		goto fail;
-	if (w->cfg.xdev) {
-		struct stat st;
-		if (fstat(fd, &st) == 0 && st.st_dev != w->rootdev[r->root]) {
+	/* The mount, not st_dev: a bind mount of a directory of the same filesystem is a mount point
+	 * too, and what is under it is not the operand's to walk into (nor to remove). The one statx
+	 * on the open directory (fdinfo before Linux 5.8). Not known: not walked into, reported. */
+	struct fs_id id;
+	if (w->cfg.xdev && r->relstart != r->pathlen) {
+		op = "stat";
+		if (fs_identity(fd, "", &id) != 0)
+			goto fail;
+		if (id.mnt != w->rootmnt[r->root]) {
+			r->mount = true;
 			if (w->cfg.report_mounts) {
-				errlog_problem(&wk->errs, r->path, r->pathlen, "mount point", "another filesystem: left alone");
+				errlog_problem(&wk->errs, r->path, r->pathlen, "mount point",
+					       "another filesystem or a bind mount: left alone");
 				r->keep = true;
 			}
 			close(fd);
@@ -381,7 +391,7 @@ static void visit_dir(struct worker *wk, struct rec *r)
 	if (r->cookie && lseek(fd, (off_t)r->cookie, SEEK_SET) < 0)
 		goto fail;
 	wk->pending_cookie = r->cookie;
-	struct walk_dir d = {r->path, r->pathlen, fd, r->root, w->rootfd[r->root], r->relstart, false};
+	struct walk_dir d = {r->path, r->pathlen, fd, r->root, w->rootfd[r->root], r->relstart, false, false};
 	size_t size = buf_size_for(r->pathlen);
 	for (;;) {
 		ssize_t n = dir_read(fd, wk->buf, size);
@@ -575,19 +585,19 @@ struct walk *walk_new(const struct walk_config *cfg, const struct sbuf *snapshot
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	w->rootfd = xcalloc(cfg->nroots, sizeof(*w->rootfd));
-	w->rootdev = xcalloc(cfg->nroots, sizeof(*w->rootdev));
+	w->rootmnt = xcalloc(cfg->nroots, sizeof(*w->rootmnt));
 	w->workers = xcalloc(w->cfg.threads, sizeof(*w->workers));
 	for (size_t i = 0; i < cfg->nroots; i++)
 		w->rootfd[i] = -1;
 	for (size_t i = 0; i < cfg->nroots; i++) {
 		w->rootfd[i] = open(cfg->roots[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		struct stat st;
-		if (w->rootfd[i] < 0 || fstat(w->rootfd[i], &st) != 0) {
+		struct fs_id id;
+		if (w->rootfd[i] < 0 || (cfg->xdev && fs_identity(w->rootfd[i], "", &id) != 0)) {
 			warnx_("%s: open: %s", cfg->roots[i], strerror(errno));
 			walk_free(w);
 			return NULL;
 		}
-		w->rootdev[i] = st.st_dev;
+		w->rootmnt[i] = cfg->xdev ? id.mnt : 0;
 	}
 	for (int i = 0; i < w->cfg.threads; i++) {
 		struct worker *wk = &w->workers[i];
@@ -729,7 +739,7 @@ void walk_free(struct walk *w)
 			close(w->rootfd[i]);
 	free(w->stack);
 	free(w->rootfd);
-	free(w->rootdev);
+	free(w->rootmnt);
 	free(w->workers);
 	free(w);
 }
@@ -779,8 +789,13 @@ int walk_rmdir(const struct walk_dir *d)
 	const char *slash = memrchr(rel, '/', len);
 	int pfd = slash ? dir_open_at(d->rootfd, rel, slash - rel) : d->rootfd;
 	const char *name = slash ? slash + 1 : rel;
-	if (pfd < 0)
+	if (pfd < 0) {
+		/* A directory above was replaced by a symlink or a file since it was read: d is no
+		 * longer under the operand (what took its place goes with that parent). */
+		if (errno == ELOOP || errno == ENOTDIR)
+			errno = ENOENT;
 		return -1;
+	}
 	int r = unlinkat(pfd, name, AT_REMOVEDIR);
 	/* A file or symlink took the directory's place since it was read: it is under the operand,
 	 * so it goes too (as an entry: a symlink is never followed). */

@@ -34,6 +34,8 @@ struct walk_dir {
 	int rootfd;       /* the operand, open */
 	size_t relstart;  /* path + relstart is the path relative to rootfd ("" for the operand) */
 	bool unread;      /* in dir_done: it could not be opened or read to the end (reported) */
+	bool mount;       /* in dir_done, with xdev: a mount point (another filesystem or a bind
+			   * mount), not walked into */
 };
 
 /* One entry. stx is set when the walk stats entries (walk_config.stat_mask). */
@@ -80,7 +82,8 @@ struct walk_config {
 	size_t nroots;
 	int threads;           /* at most this many workers */
 	int min_threads;       /* start with this many (0: threads); more join while they wait on I/O */
-	bool xdev;
+	bool xdev;             /* do not walk into a mount point under an operand: another filesystem,
+				* or a bind mount (another mount of the same one) */
 	char *const *excludes; /* fnmatch patterns on names */
 	size_t nexcludes;
 	unsigned stat_mask;    /* statx every entry for these fields (0: only where d_type is unknown) */
@@ -122,7 +125,7 @@ void walk_join(struct walk *w);
 void walk_free(struct walk *w);
 
 /* Remove directory d (after dir_done), or the non-directory that has taken its place since it was
- * read: 0, or -1 with errno. */
+ * read: 0, or -1 with errno (ENOENT also when a directory above it has been replaced). */
 int walk_rmdir(const struct walk_dir *d);
 
 /* Append the full path of entry e in directory d (d NULL: an operand) to b. */

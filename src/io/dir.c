@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -40,33 +41,67 @@ int dir_is_empty(int fd, const char *const *ignore)
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
-static int have_openat2 = 1;
+/* Cleared for good by the first ENOSYS or EPERM (a kernel before 5.6, a seccomp profile). */
+static atomic_bool have_openat2 = true;
+
+/* Without openat2: open rel[0..len) one component at a time, each with O_NOFOLLOW relative to
+ * the directory just opened, so no symlink is followed anywhere on the way, as with
+ * RESOLVE_NO_SYMLINKS (plain openat of "a/b" would follow a symlink swapped in for a). Costs one
+ * openat per component. */
+static int open_components(int dirfd, const char *rel, size_t len)
+{
+	char name[NAME_MAX + 1] = ".";
+	int fd = dirfd;
+	for (size_t pos = 0; pos < len || fd == dirfd;) {
+		const char *slash = memchr(rel + pos, '/', len - pos);
+		size_t end = slash ? (size_t)(slash - rel) : len, n = end - pos;
+		if (n > NAME_MAX) {
+			if (fd != dirfd)
+				close(fd);
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		pos = end + 1;
+		if (n == 0 && (fd != dirfd || pos < len))
+			continue; /* "a//b", "a/", "/a": empty components name no directory */
+		memcpy(name, rel + end - n, n);
+		name[n ? n : 1] = 0; /* nothing at all: dirfd itself, as "." */
+		int next = openat(fd, name, DIR_FLAGS);
+		if (fd != dirfd)
+			close(fd);
+		if (next < 0)
+			return -1;
+		fd = next;
+	}
+	return fd;
+}
 
 /* Open one piece (shorter than PATH_MAX) without following symlinks. */
-static int open_piece(int dirfd, const char *path)
+static int open_piece(int dirfd, const char *path, size_t len)
 {
-	if (have_openat2) {
+	if (atomic_load_explicit(&have_openat2, memory_order_relaxed)) {
 		struct open_how how = {.flags = DIR_FLAGS, .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
 		int fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 		if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
 			return fd;
-		have_openat2 = 0;
+		atomic_store_explicit(&have_openat2, false, memory_order_relaxed);
 	}
-	/* Old kernels: only the last component is protected. */
-	return openat(dirfd, path, DIR_FLAGS);
+	return open_components(dirfd, path, len);
 }
 
 int dir_open_at(int dirfd, const char *rel, size_t rel_len)
 {
 	if (rel_len == 0)
-		return open_piece(dirfd, ".");
+		return open_piece(dirfd, ".", 1);
+	if (!atomic_load_explicit(&have_openat2, memory_order_relaxed))
+		return open_components(dirfd, rel, rel_len);
 	if (rel_len < PATH_MAX) {
 		if (rel[rel_len] == 0)
-			return open_piece(dirfd, rel);
+			return open_piece(dirfd, rel, rel_len);
 		char tmp[PATH_MAX];
 		memcpy(tmp, rel, rel_len);
 		tmp[rel_len] = 0;
-		return open_piece(dirfd, tmp);
+		return open_piece(dirfd, tmp, rel_len);
 	}
 	/* Longer than the kernel takes at once: open it in pieces that end at a '/'. */
 	char piece[PATH_MAX];
@@ -85,7 +120,7 @@ int dir_open_at(int dirfd, const char *rel, size_t rel_len)
 		}
 		memcpy(piece, rel + pos, end - pos);
 		piece[end - pos] = 0;
-		int next = open_piece(fd, piece);
+		int next = open_piece(fd, piece, end - pos);
 		if (fd != dirfd)
 			close(fd);
 		if (next < 0)

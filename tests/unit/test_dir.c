@@ -1,9 +1,15 @@
-/* Unit tests for io/dir: entry identity (device, inode, mount). */
+/* Unit tests for io/dir: entry identity (device, inode, mount); dir_open_at refusing symlinks in
+ * every component. tests/cli/nofollow_fallback.sh runs them again without openat2. */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,11 +46,74 @@ static void mounts_and_links_differ(void **state)
 	assert_int_equal(fs_identity(AT_FDCWD, "/nonexistent-myriad", &self), -1);
 }
 
+/* fd and path name the same inode? */
+static bool same_dir(int fd, const char *path)
+{
+	struct stat a, b;
+	return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* A symlink anywhere on the way (first, middle or last component) is refused; empty components
+ * are skipped; "" is the directory itself; a path longer than PATH_MAX is opened. */
+static void open_refuses_symlinks(void **state)
+{
+	char top[] = "/tmp/myriad-test-dir.XXXXXX";
+	assert_non_null(mkdtemp(top));
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "mkdir -p %s/a/b/c %s/out/b/c && ln -s ../out %s/a/up && ln -s b %s/a/lb && touch %s/a/f",
+		 top, top, top, top, top);
+	assert_int_equal(system(p), 0);
+	int dfd = open(top, O_RDONLY | O_DIRECTORY);
+	assert_true(dfd >= 0);
+	const char *refused[] = {"a/up/b", "a/up/b/c", "a/lb", "a/lb/c", "a/up", "a/f", "a/f/x", "a/none/c"};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(*refused); i++) {
+		errno = 0;
+		assert_int_equal(dir_open_at(dfd, refused[i], strlen(refused[i])), -1);
+		assert_true(errno == ELOOP || errno == ENOTDIR || errno == ENOENT);
+	}
+	struct {
+		const char *rel, *want;
+	} opened[] = {{"", ""}, {"a", "/a"}, {"a/b/c", "/a/b/c"}, {"a//b/", "/a/b"}, {"a/b/c/..", "/a/b"}};
+	for (size_t i = 0; i < sizeof(opened) / sizeof(*opened); i++) {
+		int fd = dir_open_at(dfd, opened[i].rel, strlen(opened[i].rel));
+		snprintf(p, sizeof(p), "%s%s", top, opened[i].want);
+		assert_true(fd >= 0 && same_dir(fd, p));
+		close(fd);
+	}
+	/* rel need not end at rel_len: "a/b/c" taken as "a/b". */
+	int fd = dir_open_at(dfd, "a/b/c", 3);
+	snprintf(p, sizeof(p), "%s/a/b", top);
+	assert_true(fd >= 0 && same_dir(fd, p));
+	close(fd);
+	/* Longer than PATH_MAX: 20 levels of 250-byte names. */
+	char name[251], *rel = calloc(1, 20 * 251);
+	memset(name, 'n', 250);
+	name[250] = 0;
+	int cur = dup(dfd);
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(mkdirat(cur, name, 0755), 0);
+		int next = openat(cur, name, O_RDONLY | O_DIRECTORY);
+		close(cur);
+		cur = next;
+		strcat(strcat(rel, i ? "/" : ""), name);
+	}
+	fd = dir_open_at(dfd, rel, strlen(rel));
+	struct stat a, b;
+	assert_true(fd >= 0 && fstat(fd, &a) == 0 && fstat(cur, &b) == 0 && a.st_ino == b.st_ino);
+	close(fd);
+	close(cur);
+	free(rel);
+	close(dfd);
+	snprintf(p, sizeof(p), "rm -rf %s", top);
+	assert_int_equal(system(p), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(identity_is_by_inode),
 	    cmocka_unit_test(mounts_and_links_differ),
+	    cmocka_unit_test(open_refuses_symlinks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
