@@ -1067,8 +1067,7 @@ static bool copy_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool ke
 	/* With --xdev, a mount point under SRC is copied as cp -x and rsync -x do: an empty directory
 	 * with the metadata of what is mounted there (all that SRC's path shows), its DST contents left
 	 * alone by --delete and --check, since nothing under it is copied. */
-	struct stat sst;
-	bool mount_point = c->xdev && d->pathlen > d->relstart && fstat(sfd, &sst) == 0 && sst.st_dev != c->src_dev;
+	bool mount_point = c->xdev && d->mount; /* the engine's word: another filesystem or a bind mount */
 	if (c->check) {
 		if (!mount_point)
 			extras(c, l, d, sfd, dfd, errs);

@@ -97,6 +97,15 @@ if is_root && sandbox 64m; then
 	[ -e "$B/mnt/junk" ] && ok "--delete --xdev: DST's mount point contents stay, as with rsync -ax --delete" ||
 		fail "--delete --xdev removed $B/mnt/junk"
 	umount "$A/mnt"
+	# A bind mount of the same filesystem under SRC is a mount point too (copy decided by st_dev).
+	mkdir -p "$PWD/other" "$A/bind"
+	echo other >"$PWD/other/o"
+	mount --bind "$PWD/other" "$A/bind" && on_exit "umount '$A/bind'"
+	mkdir -p "$B/bind" && echo junk >"$B/bind/junk"
+	"$MYRIAD" copy --delete --xdev "$A" "$B" >/dev/null 2>&1
+	expect_eq "--delete --xdev, a bind mount under SRC: not copied into, DST's contents there stay" \
+		"junk" "$(ls -A "$B/bind" | tr '\n' ' ' | sed 's/ $//')"
+	umount "$A/bind"
 else
 	skip "--xdev mount point: mounting a tmpfs needs root"
 fi
