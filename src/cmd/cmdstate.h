@@ -14,7 +14,7 @@
 #include "report/hist.h"
 #include "state/ser.h"
 
-enum { WALK_TYPES = 7 }; /* f d l p s b c */
+enum { WALK_TYPES = 8 }; /* f d l p s b c, and unknown (its stat failed) */
 
 struct walk_state {
 	uint64_t by_type[WALK_TYPES];

@@ -72,6 +72,8 @@ static bool rm_entry(void *ctx, void *lp, const struct walk_dir *d, const struct
 	struct local *l = lp;
 	if (!d || e->type == DT_DIR)
 		return false; /* directories go in dir_done, once empty */
+	if (e->type == DT_UNKNOWN)
+		return true; /* its stat failed (reported): what it is is unknown, so it stays */
 	if (c->dry_run) {
 		l->files++;
 		return false;

@@ -48,10 +48,13 @@ static const char walk_help[] =
     "the same command to resume. When the reader of the paths goes (| head), the walk ends at\n"
     "once, quietly, by SIGPIPE (status 141), keeping no state.\n";
 
-enum { T_F, T_D, T_L, T_P, T_S, T_B, T_C, T_N = WALK_TYPES };
+/* T_U: entries whose type is unknown because their stat failed (reported as errors, listed as
+ * find lists them, matched by no --type). */
+enum { T_F, T_D, T_L, T_P, T_S, T_B, T_C, T_U, T_N = WALK_TYPES };
 static const char type_letters[] = "fdlpsbc";
-static const char *const type_names[] = {"files", "directories", "symlinks", "fifos",
-					 "sockets", "block devices", "char devices"};
+static const char *const type_names[] = {"files",   "directories",   "symlinks",     "fifos",
+					 "sockets", "block devices", "char devices", "of unknown type"};
+static const char *const type_keys[] = {"f", "d", "l", "p", "s", "b", "c", "unknown"};
 
 struct totals {
 	uint64_t by_type[T_N];
@@ -86,7 +89,7 @@ static int type_index(unsigned char dt)
 	case DT_BLK: return T_B;
 	case DT_CHR: return T_C;
 	}
-	return T_F;
+	return T_U;
 }
 
 static bool on_entry(void *ctx, void *lp, const struct walk_dir *d, const struct walk_entry *e,
@@ -124,22 +127,25 @@ static void on_commit(void *ctx, void *lp)
 	}
 }
 
+/* The unknown-type count goes last, so a snapshot of 0.1 (without it) still loads. */
 void walk_state_save(struct sbuf *b, const struct walk_state *s)
 {
-	for (int i = 0; i < WALK_TYPES; i++)
+	for (int i = 0; i < T_U; i++)
 		ser_u64(b, s->by_type[i]);
 	ser_u64(b, s->apparent);
 	ser_u64(b, s->allocated);
 	ser_u64(b, s->output_len);
+	ser_u64(b, s->by_type[T_U]);
 }
 
 bool walk_state_load(struct walk_state *s, struct deser *d)
 {
-	for (int i = 0; i < WALK_TYPES; i++)
+	for (int i = 0; i < T_U; i++)
 		s->by_type[i] = deser_u64(d);
 	s->apparent = deser_u64(d);
 	s->allocated = deser_u64(d);
 	s->output_len = deser_u64(d);
+	s->by_type[T_U] = d->pos < d->len ? deser_u64(d) : 0;
 	return !d->bad;
 }
 
@@ -244,8 +250,8 @@ static void summary_json(struct walk_cmd *c, struct sbuf *b, char *const *roots,
 	json_u64(&j, "entries", n);
 	json_open(&j, "by_type", '{');
 	for (int i = 0; i < T_N; i++) {
-		char k[2] = {type_letters[i], 0};
-		json_u64(&j, k, c->t.by_type[i]);
+		if (i != T_U || c->t.by_type[T_U])
+			json_u64(&j, type_keys[i], c->t.by_type[i]);
 	}
 	json_close(&j, '}');
 	json_u64(&j, "directories", c->t.by_type[T_D]);

@@ -323,22 +323,27 @@ static void visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir
 	/* A chunk at a time: its entries statted, shown to the visitor's prepare, then visited. */
 	for (size_t base = 0; base < count; base += WALK_CHUNK) {
 		size_t end = count - base > WALK_CHUNK ? base + WALK_CHUNK : count, m = 0;
+		bool unstatted[WALK_CHUNK];
 		for (size_t i = base; i < end; i++) {
 			const struct linux_dirent64 *de = wk->order[i];
 			struct walk_entry *e = &wk->ents[m];
 			*e = (struct walk_entry){de->d_name, strlen(de->d_name), de->d_type, de->d_ino, NULL};
+			unstatted[m] = false;
 			if (w->cfg.stat_mask || e->type == DT_UNKNOWN) {
 				unsigned mask = w->cfg.stat_mask | STATX_TYPE;
 				atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
 				struct statx *stx = &wk->stx[m];
 				if (statx(d->fd, e->name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask, stx) != 0) {
 					int err = errno;
-					if (!vanished(err)) {
-						sbuf_clear(&wk->scratch);
-						walk_path(&wk->scratch, d, e);
-						errlog_report(&wk->errs, wk->scratch.data, wk->scratch.len, "stat", err);
-						r->keep = true;
-					}
+					if (vanished(err))
+						continue; /* gone since it was read */
+					/* Its name was read, only its metadata failed: reported, and still
+					 * visited (listed, counted), without stx, never entered. */
+					sbuf_clear(&wk->scratch);
+					walk_path(&wk->scratch, d, e);
+					errlog_report(&wk->errs, wk->scratch.data, wk->scratch.len, "stat", err);
+					r->keep = true;
+					unstatted[m++] = true;
 					continue;
 				}
 				e->type = mode_to_dtype(stx->stx_mode);
@@ -353,7 +358,7 @@ static void visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir
 			atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
 			if (w->cfg.visitor.entry(w->cfg.visitor.ctx, wk->local, d, e, &wk->errs))
 				r->keep = true;
-			else if (e->type == DT_DIR)
+			else if (e->type == DT_DIR && !unstatted[i])
 				add_kid(wk, r, e);
 		}
 	}

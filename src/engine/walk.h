@@ -38,11 +38,13 @@ struct walk_dir {
 			   * mount), not walked into */
 };
 
-/* One entry. stx is set when the walk stats entries (walk_config.stat_mask). */
+/* One entry. stx is set when the walk stats entries (walk_config.stat_mask). An entry whose stat
+ * failed (already reported; its directory is kept) is still visited, with stx NULL and its type
+ * from the directory, which is DT_UNKNOWN where the filesystem gave none; it is never entered. */
 struct walk_entry {
 	const char *name;
 	size_t namelen;
-	unsigned char type; /* DT_* (never DT_UNKNOWN: the engine resolves it) */
+	unsigned char type; /* DT_*; DT_UNKNOWN only when its stat failed */
 	uint64_t ino;
 	const struct statx *stx;
 };

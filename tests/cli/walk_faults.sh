@@ -53,6 +53,23 @@ expect_eq "DT_UNKNOWN: counts by type equal find's on the backing tree" "$(find_
 find "$B/h" -type l | sort >"$S/l2"
 check "DT_UNKNOWN: --type l finds exactly the symlinks" cmp -s "$S/l1" "$S/l2"
 
+# DT_UNKNOWN and a stat that fails (a failing disk): the name was read from its directory, so the
+# entry is listed and counted, as find lists it, while the failure is reported (once per entry).
+# Before, such entries vanished from the listing and the counts.
+M=$S/m5
+mount_faultfs "$B" "$M" --dt-unknown --rule 'getattr:/t/d4/f*:EIO' || { fail "faultfs did not mount"; exit 0; }
+n_d4=$(find "$B/t/d4" -mindepth 1 -printf x | wc -c)
+"$MYRIAD" walk --no-state --print --json "$S/j5" --errors "$S/e5" "$M/t" >"$S/p5" 2>"$S/err"
+expect_eq "DT_UNKNOWN, stat fails: exit 1" 1 $?
+expect_eq "DT_UNKNOWN, stat fails: every name is listed" "$(find "$B/t" -printf x | wc -c)" "$(wc -l <"$S/p5")"
+expect_eq "DT_UNKNOWN, stat fails: and counted" "$(find "$B/t" -printf x | wc -c)" "$(json_num "$S/j5" entries)"
+expect_eq "DT_UNKNOWN, stat fails: counted as of unknown type" "$n_d4" "$(json_num "$S/j5" unknown)"
+expect_eq "DT_UNKNOWN, stat fails: one error per entry, summary = --errors" "$n_d4 $n_d4" \
+	"$(json_num "$S/j5" errors) $(grep -c '"op":"stat"' "$S/e5")"
+"$MYRIAD" walk --no-state --type f --print "$M/t/d4" >"$S/p5f" 2>/dev/null
+expect_eq "DT_UNKNOWN, stat fails: --type f matches none of them (as find -type f)" 0 "$(wc -l <"$S/p5f")"
+fusermount3 -u "$M"
+
 # An operation held in the kernel: the others go on, and SIGINT still stops the walk at once.
 M=$S/m4
 mount_faultfs "$B" "$M" --rule 'opendir:/t/d9:hold,count=1' || { fail "faultfs did not mount"; exit 0; }
