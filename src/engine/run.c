@@ -9,15 +9,22 @@
 
 int run_checkpoint(const struct run_hooks *h, struct ckpt *ckpt, bool stop)
 {
-	struct sbuf snap = {0};
+	struct sbuf snap = {0}, line = {0};
+	/* Taken just before the snapshot (the workers still run): how far the job got, for whoever
+	 * finds the state later. */
+	if (ckpt)
+		h->progress(h->ctx, &line);
 	h->snapshot(h->ctx, &snap, stop);
 	int r = 0;
 	if (ckpt) {
 		if (h->sync)
 			h->sync(h->ctx);
 		r = ckpt_save(ckpt, snap.data, snap.len);
+		if (r == 0)
+			ckpt_save_progress(ckpt, line.data, line.len);
 	}
 	sbuf_free(&snap);
+	sbuf_free(&line);
 	return r;
 }
 
