@@ -89,7 +89,7 @@ static int mkdir_p(const char *path, mode_t mode)
 	return r == 0 ? 1 : errno == EEXIST ? 0 : -1;
 }
 
-static char *default_base(void)
+char *ckpt_default_base(void)
 {
 	char buf[PATH_MAX];
 	const char *xdg = getenv("XDG_STATE_HOME");
@@ -108,7 +108,7 @@ char *ckpt_dir_for(const char *cmd, const char *state_dir, const struct sbuf *id
 {
 	if (state_dir)
 		return xstrdup(state_dir);
-	char *base = default_base();
+	char *base = ckpt_default_base();
 	size_t n = strlen(base) + strlen(cmd) + 32;
 	char *dir = xmalloc(n);
 	snprintf(dir, n, "%s/%s-%016llx", base, cmd, (unsigned long long)XXH64(identity->data, identity->len, 0));

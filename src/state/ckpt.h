@@ -62,6 +62,10 @@ enum ckpt_remove_result { CKPT_REMOVED, CKPT_BUSY, CKPT_NOT_OURS, CKPT_ERROR };
  */
 enum ckpt_remove_result ckpt_remove(const char *dir, struct ckpt_info *in, char *why, size_t whylen);
 
+/* Where state directories go by default: $XDG_STATE_HOME/myriad (~/.local/state/myriad), or
+ * /var/lib/myriad for root without XDG_STATE_HOME (malloc'd). */
+char *ckpt_default_base(void);
+
 /* The directory ckpt_open would use: state_dir, or the default one for cmd and identity (malloc'd). */
 char *ckpt_dir_for(const char *cmd, const char *state_dir, const struct sbuf *identity);
 
