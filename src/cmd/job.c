@@ -209,7 +209,8 @@ static bool left_work(const struct ckpt_info *in) { return in && (in->snapshot_t
 static void notice(const char *what, const struct ckpt_info *in, const char *after)
 {
 	struct sbuf b = {0};
-	job_describe(&b, in);
+	if (in)
+		job_describe(&b, in);
 	sbuf_addc(&b, 0);
 	warnx_("%s: %s%s", what, b.data, after);
 	sbuf_free(&b);

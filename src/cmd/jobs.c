@@ -211,30 +211,33 @@ static void json_time(struct json *j, const char *key, time_t t)
 		json_null(j, key);
 }
 
+/* A string of bytes read from the state (a command line, a progress line), or null. */
+static void json_text(struct json *j, const char *key, const char *s)
+{
+	if (s)
+		json_bytes(j, key, s, strlen(s));
+	else
+		json_null(j, key);
+}
+
 static void list_json(const struct job_list *l, struct sbuf *b)
 {
 	struct json j;
 	json_init(&j, b);
 	json_open(&j, NULL, '{');
 	json_str(&j, "myriad_version", MYRIAD_VERSION);
-	json_bytes(&j, "state", l->base, strlen(l->base));
+	json_text(&j, "state", l->base);
 	json_open(&j, "jobs", '[');
 	for (size_t i = 0; i < l->n; i++) {
 		const struct ckpt_info *in = &l->v[i].info;
 		json_open(&j, NULL, '{');
-		json_bytes(&j, "id", l->v[i].id, strlen(l->v[i].id));
-		json_bytes(&j, "dir", l->v[i].dir, strlen(l->v[i].dir));
-		if (in->command)
-			json_bytes(&j, "command", in->command, strlen(in->command));
-		else
-			json_null(&j, "command");
+		json_text(&j, "id", l->v[i].id);
+		json_text(&j, "dir", l->v[i].dir);
+		json_text(&j, "command", in->command);
 		json_time(&j, "started", in->started);
 		json_time(&j, "last_snapshot", in->snapshot_time);
 		json_u64(&j, "snapshot_bytes", in->snapshot_bytes);
-		if (in->progress)
-			json_bytes(&j, "progress", in->progress, strlen(in->progress));
-		else
-			json_null(&j, "progress");
+		json_text(&j, "progress", in->progress);
 		json_time(&j, "last_written", in->last_written);
 		json_u64(&j, "disk_bytes", in->disk_bytes);
 		json_bool(&j, "running", in->running);
