@@ -59,12 +59,18 @@ expect_eq "rm: stopped by SIGINT, state kept" 3 $?
 notice "rm" "myriad rm --rate 5k --progress 0 $W/c" "$MYRIAD" rm "$W/c"
 [ ! -e "$W/c" ] && ok "rm: the resumed rm removed the tree" || fail "rm: $W/c is still there"
 
-# verify has no --rate: one thread on 150,000 files takes seconds.
+# verify has no --rate: one thread on 150,000 files, frozen (SIGSTOP) as soon as its first snapshot
+# is saved, then sent SIGINT and let go; it stops at once.
 "$MYRIAD" fill -n 150000 -s 0 "$W/v" >/dev/null 2>&1
 "$MYRIAD" verify -j 1 --checkpoint-interval 0.05 --progress 0 "$W/v" >/dev/null 2>"$W/err" &
 pid=$!
-sleep 0.5
+for _ in $(seq 1000); do
+	compgen -G "$STATES/verify-*/snapshot" >/dev/null && break
+	sleep 0.005
+done
+kill -STOP $pid
 kill -INT $pid
+kill -CONT $pid
 wait $pid
 expect_eq "verify: stopped by SIGINT, state kept" 3 $?
 notice "verify" "myriad verify -j 1 --checkpoint-interval 0.05 --progress 0 $W/v" "$MYRIAD" verify "$W/v"
