@@ -7,8 +7,8 @@
 
 #include "util/util.h"
 
-const struct command *const commands[] = {&cmd_copy, &cmd_fill, &cmd_lifecycle, &cmd_report,
-					   &cmd_rm,   &cmd_verify, &cmd_walk};
+const struct command *const commands[] = {&cmd_copy, &cmd_fill,   &cmd_jobs, &cmd_lifecycle,
+					   &cmd_report, &cmd_rm, &cmd_verify, &cmd_walk};
 const size_t ncommands = ARRAY_LEN(commands);
 
 const struct command *command_find(const char *name)

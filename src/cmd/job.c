@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "report/outfile.h"
@@ -25,6 +26,8 @@ const char job_options_help[] =
     "                           must be new, empty or myriad's own (a non-empty one without a\n"
     "                           myriad-state file is refused)\n"
     "      --no-state           keep no checkpoint (the run cannot be resumed)\n"
+    "      --fresh              start over: discard the state an earlier run of this command left\n"
+    "                           (a run that resumes one says so on stderr before it starts)\n"
     "      --checkpoint-interval SECONDS  seconds between snapshots (default 5)\n"
     "      --progress SECONDS   status line interval on stderr (default: 1 on a terminal, else 60;\n"
     "                           0: none)\n"
@@ -107,12 +110,19 @@ int job_opt(struct job_opts *o, int c, const char *arg)
 		return 1;
 	case OPT_STATE:
 	case OPT_NO_STATE:
+	case OPT_FRESH:
 		if ((c == OPT_STATE && o->no_state) || (c == OPT_NO_STATE && o->state))
 			return usage_error("--state and --no-state contradict each other"), -1;
+		if ((c == OPT_FRESH && o->no_state) || (c == OPT_NO_STATE && o->fresh))
+			return usage_error("--fresh and --no-state contradict each other: --fresh discards the saved "
+					   "state and keeps a new one, --no-state leaves it alone and keeps none"),
+			       -1;
 		if (c == OPT_STATE)
 			o->state = arg;
-		else
+		else if (c == OPT_NO_STATE)
 			o->no_state = true;
+		else
+			o->fresh = true;
 		return 1;
 	case OPT_PROGRESS:
 		if (!parse_seconds(arg, &o->progress_s))
@@ -152,12 +162,89 @@ static bool state_in_trees(const char *sdir, char *const *trees, size_t ntrees)
 	return false;
 }
 
+void job_add_printable(struct sbuf *b, const char *s)
+{
+	for (; *s; s++)
+		sbuf_addc(b, (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+}
+
+char *fmt_time(char *buf, time_t t)
+{
+	struct tm tm;
+	if (!t || !localtime_r(&t, &tm) || !strftime(buf, 32, "%Y-%m-%d %H:%M:%S", &tm))
+		strcpy(buf, "?");
+	return buf;
+}
+
+void job_describe(struct sbuf *b, const struct ckpt_info *in)
+{
+	char t[32], n[32];
+	if (in->command) {
+		sbuf_addc(b, '\'');
+		job_add_printable(b, in->command);
+		sbuf_addc(b, '\'');
+	} else {
+		sbuf_adds(b, "a command not recorded");
+	}
+	if (in->started)
+		sbuf_printf(b, ", started %s", fmt_time(t, in->started));
+	if (!in->snapshot_time) {
+		sbuf_adds(b, in->has_identity ? ", with no snapshot left" : ", no snapshot");
+		return;
+	}
+	sbuf_printf(b, "; last snapshot %s (%s)", fmt_time(t, in->snapshot_time), fmt_bytes(n, in->snapshot_bytes));
+	if (in->progress) {
+		sbuf_adds(b, ": ");
+		job_add_printable(b, in->progress);
+	}
+}
+
+/* Did an earlier run leave anything to resume or discard (a snapshot, or its identity)? */
+static bool left_work(const struct ckpt_info *in) { return in && (in->snapshot_time || in->has_identity); }
+
+/* Say on stderr what of an earlier run this one found, and what becomes of it. */
+static void notice(const char *what, const struct ckpt_info *in, const char *after)
+{
+	struct sbuf b = {0};
+	if (in)
+		job_describe(&b, in);
+	sbuf_addc(&b, 0);
+	warnx_("%s: %s%s", what, b.data, after);
+	sbuf_free(&b);
+}
+
+/* A run whose output cannot be resumed exactly keeps no state; an earlier run's state of the same
+ * job (an older myriad kept one) is discarded, saying so, rather than resumed into short output. */
+static int discard_unresumable(const struct job_opts *o, const char *cmd, const struct sbuf *identity,
+			       const char *summary)
+{
+	struct stat st;
+	char *dir = ckpt_dir_for(cmd, o->state, identity);
+	bool there = lstat(dir, &st) == 0;
+	free(dir);
+	if (!there)
+		return 0;
+	struct ckpt *c = ckpt_open(cmd, o->state, identity, summary);
+	if (!c)
+		return EXIT_USAGE;
+	if (left_work(ckpt_previous(c))) {
+		warnx_("%s, so this run keeps no state and starts over", o->unresumable);
+		notice("discarded the earlier run's state", ckpt_previous(c), "");
+	}
+	ckpt_finish(c);
+	return 0;
+}
+
 int job_begin(struct job *j, const struct job_opts *o, const char *cmd, const struct sbuf *identity,
 	      const char *summary, char *const *trees, size_t ntrees)
 {
 	memset(j, 0, sizeof(*j));
 	j->opts = o;
-	if (!o->no_state) {
+	if (o->unresumable && !o->no_state) {
+		int r = discard_unresumable(o, cmd, identity, summary);
+		if (r)
+			return r;
+	} else if (!o->no_state) {
 		/* Checked before the directory is made when its parent exists, so that a refusal leaves
 		 * the tree as it was; after, for a directory made with its parents. */
 		char sdir[PATH_MAX];
@@ -173,12 +260,28 @@ int job_begin(struct job *j, const struct job_opts *o, const char *cmd, const st
 			ckpt_close(j->ckpt);
 			return EXIT_USAGE;
 		}
+		const struct ckpt_info *prev = ckpt_previous(j->ckpt);
+		if (o->fresh && left_work(prev)) {
+			notice("--fresh: discarding the earlier run's state", prev, "; starting over");
+			if (ckpt_discard(j->ckpt) != 0) {
+				ckpt_close(j->ckpt);
+				return EXIT_USAGE;
+			}
+		}
 		int r = ckpt_load(j->ckpt, &j->snapshot);
 		if (r < 0) {
 			ckpt_close(j->ckpt);
 			return EXIT_USAGE;
 		}
 		j->resumed = r > 0;
+		if (j->resumed) {
+			notice("resuming the earlier run of this job", prev, "");
+			warnx_("its state is in %s; to start over instead, stop this run and run the command again with "
+			       "--fresh",
+			       ckpt_dir(j->ckpt));
+		} else if (ckpt_started(j->ckpt))
+			notice("found an earlier run of this job with nothing to resume: this one starts from the beginning",
+			       prev, "");
 	}
 	/* A resumed run reopens the --errors file when its engine reads the length from the snapshot. */
 	j->errlog.path = o->errors;
@@ -240,6 +343,8 @@ int job_end(struct job *j, enum run_result r, uint64_t errors)
 		if (j->ckpt) {
 			warnx_("%s; state saved in %s: run the same command again to resume", why, ckpt_dir(j->ckpt));
 			ckpt_close(j->ckpt);
+		} else if (j->opts->unresumable && !j->opts->no_state) {
+			warnx_("%s; no state was kept: %s: run the command again to start over", why, j->opts->unresumable);
 		} else {
 			warnx_("%s; no state was kept (--no-state)", why);
 		}

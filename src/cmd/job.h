@@ -1,7 +1,8 @@
 /*
  * job: what every long command shares around its engine — the common options (--json, --errors,
- * --state, --no-state, --progress, --checkpoint-interval, -j), opening the checkpoint and the
- * error log, and turning the outcome into DESIGN.md's exit codes. A command is its options, a
+ * --state, --no-state, --fresh, --progress, --checkpoint-interval, -j), opening the checkpoint
+ * (saying on stderr what an earlier run left and that it is resumed or discarded) and the error
+ * log, and turning the outcome into DESIGN.md's exit codes. A command is its options, a
  * plan and an action; everything here is written once.
  */
 #ifndef MYRIAD_JOB_H
@@ -22,6 +23,10 @@ struct job_opts {
 	const char *errors;
 	const char *state;
 	bool no_state;
+	bool fresh;          /* --fresh: discard an earlier run's state and start over */
+	/* Why this run's output cannot be resumed exactly (set by the command's parser), or NULL. Such
+	 * a run keeps no state and discards an earlier run's, saying so. */
+	const char *unresumable;
 	double progress_s;   /* -1: default */
 	double checkpoint_s; /* default 5 */
 	int threads;         /* 0: the command's default */
@@ -32,6 +37,7 @@ enum {
 	OPT_ERRORS,
 	OPT_STATE,
 	OPT_NO_STATE,
+	OPT_FRESH,
 	OPT_PROGRESS,
 	OPT_CHECKPOINT,
 	OPT_HELP,
@@ -41,6 +47,7 @@ enum {
 #define JOB_LONG_OPTIONS                                                                            \
 	{"json", required_argument, 0, OPT_JSON}, {"errors", required_argument, 0, OPT_ERRORS},    \
 	    {"state", required_argument, 0, OPT_STATE}, {"no-state", no_argument, 0, OPT_NO_STATE}, \
+	    {"fresh", no_argument, 0, OPT_FRESH},                                                   \
 	    {"progress", required_argument, 0, OPT_PROGRESS},                                       \
 	    {"checkpoint-interval", required_argument, 0, OPT_CHECKPOINT},                          \
 	    {"threads", required_argument, 0, 'j'}, {"help", no_argument, 0, OPT_HELP}
@@ -75,7 +82,8 @@ struct job {
 
 /*
  * Open the state (unless --no-state), refuse a state directory inside any of trees, load the last
- * snapshot, open the --errors file. identity describes the job (name, absolute operands, options
+ * snapshot — saying on stderr which earlier run is resumed, or discarded (--fresh, or a run whose
+ * output is unresumable) — open the --errors file. identity describes the job (name, absolute operands, options
  * that change its result). Returns 0, or an exit code (EXIT_USAGE) after printing why.
  */
 int job_begin(struct job *j, const struct job_opts *o, const char *cmd, const struct sbuf *identity,
@@ -105,6 +113,13 @@ void job_cmdline(struct sbuf *b, int argc, char **argv);
  * exit code: 3 stopped, 1 when errors > 0 or an output could not be written, else 0.
  */
 int job_end(struct job *j, enum run_result r, uint64_t errors);
+
+/* "'COMMAND', started T; last snapshot T (SIZE): PROGRESS": what an earlier run left, one line. */
+void job_describe(struct sbuf *b, const struct ckpt_info *in);
+/* Append s with control characters (a newline in a path) shown as '?', for one-line messages. */
+void job_add_printable(struct sbuf *b, const char *s);
+/* Local time as "YYYY-MM-DD HH:MM:SS" into buf (at least 32 bytes), "?" for 0; returns buf. */
+char *fmt_time(char *buf, time_t t);
 
 /* Parse --ionice idle | be:0..7 into an ioprio value; -1 when it is neither. */
 int parse_ionice(const char *spec);

@@ -33,8 +33,9 @@ static const char walk_help[] =
     "      --print              stream paths, one per line, in discovery order (never sorted)\n"
     "      --print0             the same, each path followed by a NUL byte\n"
     "  -o, --output FILE        write the paths to FILE instead of standard output; each path\n"
-    "                           appears exactly once, also across a resume. Paths streamed to a\n"
-    "                           pipe may repeat after a resume.\n"
+    "                           appears exactly once, also across a resume. Paths streamed to\n"
+    "                           standard output cannot be resumed exactly: such a run keeps no\n"
+    "                           state, and run again it starts over\n"
     "      --type TYPES         count and print only these types: f d l p s b c (e.g. f,l)\n"
     "      --exclude GLOB       skip entries whose name matches GLOB (a skipped directory is not\n"
     "                           entered); repeatable\n"
@@ -346,6 +347,14 @@ static int walk_parse(int argc, char **argv, void *opts)
 	}
 	if (o->output && !o->print)
 		o->print = 1;
+	if (o->print && (!o->output || !strcmp(o->output, "-"))) {
+		/* A resume would repeat or lose what followed the last snapshot, unseen by the reader. */
+		if (o->jo.state)
+			return usage_error("--state: paths streamed to standard output cannot be resumed exactly, so "
+					   "such a run keeps no state: write them with -o FILE, or drop --state");
+		o->jo.unresumable = "paths streamed to standard output cannot be resumed exactly (with -o FILE "
+				    "they can)";
+	}
 	o->roots = argv + optind;
 	o->nroots = argc - optind;
 	if (o->nroots == 0)

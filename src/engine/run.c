@@ -10,7 +10,11 @@
 
 int run_checkpoint(const struct run_hooks *h, struct ckpt *ckpt, bool stop)
 {
-	struct sbuf snap = {0};
+	struct sbuf snap = {0}, line = {0};
+	/* Taken just before the snapshot (the workers still run): how far the job got, for whoever
+	 * finds the state later. */
+	if (ckpt)
+		h->progress(h->ctx, &line);
 	h->snapshot(h->ctx, &snap, stop);
 	int r = 0;
 	if (ckpt) {
@@ -18,8 +22,11 @@ int run_checkpoint(const struct run_hooks *h, struct ckpt *ckpt, bool stop)
 			h->sync(h->ctx);
 		/* After an output failed, a snapshot would count output that was lost: keep the last one. */
 		r = output_has_failed() ? -1 : ckpt_save(ckpt, snap.data, snap.len);
+		if (r == 0)
+			ckpt_save_progress(ckpt, line.data, line.len);
 	}
 	sbuf_free(&snap);
+	sbuf_free(&line);
 	return r;
 }
 

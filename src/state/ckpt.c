@@ -9,6 +9,8 @@
  *   command       the command line, for humans browsing /var/lib/myriad
  *   identity      the job's identity blob, compared on resume
  *   snapshot      the last complete snapshot (written as snapshot.tmp, fsynced, renamed)
+ *   progress      the progress line at that snapshot, for the resume notice and `myriad jobs`
+ * The marker's modification time is when the job started (--fresh dates it anew).
  * Those names (and their .tmp) are the only entries myriad creates, opens for writing or removes
  * there, never through a symbolic link.
  */
@@ -36,8 +38,12 @@ static const char made_by_user[] = "made-by: user\n";
 
 /* Every name myriad writes in a state directory, in the order a finished job removes them: the
  * identity goes last but for the lock (see ckpt_finish), the marker after everything. */
-static const char *const own_names[] = {"snapshot", "snapshot.tmp", "identity.tmp", "command", "command.tmp",
-					"identity",  "lock",	     MARKER ".tmp",  MARKER};
+static const char *const own_names[] = {"snapshot", "snapshot.tmp", "progress", "progress.tmp",
+					"identity.tmp", "command", "command.tmp", "identity",
+					"lock", MARKER ".tmp", MARKER};
+/* What --fresh discards: the earlier run's progress (its identity last, as in ckpt_finish). */
+static const char *const run_names[] = {"snapshot", "snapshot.tmp", "progress", "progress.tmp", "identity.tmp",
+					"identity"};
 
 /* errno for an entry of ours that is not a regular file of its own (a FIFO, a hard link...). */
 #define ENOTOWN EMEDIUMTYPE
@@ -51,6 +57,7 @@ struct ckpt {
 	bool identity_saved;
 	bool started; /* no snapshot, but an earlier run's identity */
 	struct sbuf identity;
+	struct ckpt_info *prev; /* what an earlier run left, read before this one wrote anything */
 };
 
 static const char *errstr(int e)
@@ -82,7 +89,7 @@ static int mkdir_p(const char *path, mode_t mode)
 	return r == 0 ? 1 : errno == EEXIST ? 0 : -1;
 }
 
-static char *default_base(void)
+char *ckpt_default_base(void)
 {
 	char buf[PATH_MAX];
 	const char *xdg = getenv("XDG_STATE_HOME");
@@ -101,7 +108,7 @@ char *ckpt_dir_for(const char *cmd, const char *state_dir, const struct sbuf *id
 {
 	if (state_dir)
 		return xstrdup(state_dir);
-	char *base = default_base();
+	char *base = ckpt_default_base();
 	size_t n = strlen(base) + strlen(cmd) + 32;
 	char *dir = xmalloc(n);
 	snprintf(dir, n, "%s/%s-%016llx", base, cmd, (unsigned long long)XXH64(identity->data, identity->len, 0));
@@ -268,6 +275,140 @@ static int write_marker(struct ckpt *c)
 	return r;
 }
 
+/* A text file of the state directory (at most max bytes), without its final newlines; NULL when
+ * there is none or it cannot be read. */
+static char *read_text_at(int dirfd, const char *name, size_t max)
+{
+	struct sbuf b = {0};
+	if (read_file_at(dirfd, name, &b, max) != 0 || !b.len) {
+		sbuf_free(&b);
+		return NULL;
+	}
+	while (b.len && b.data[b.len - 1] == '\n')
+		b.len--;
+	sbuf_addc(&b, 0);
+	return b.data;
+}
+
+/* Fill in from the directory open as dirfd; only reads. */
+static void inspect_at(int dirfd, struct ckpt_info *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->command = read_text_at(dirfd, "command", 65536);
+	in->progress = read_text_at(dirfd, "progress", 4096);
+	for (size_t i = 0; i < ARRAY_LEN(own_names); i++) {
+		struct stat st;
+		if (fstatat(dirfd, own_names[i], &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		in->disk_bytes += (uint64_t)st.st_blocks * 512;
+		if (st.st_mtime > in->last_written)
+			in->last_written = st.st_mtime;
+		if (!strcmp(own_names[i], MARKER))
+			in->started = st.st_mtime;
+		else if (!strcmp(own_names[i], "snapshot")) {
+			in->snapshot_time = st.st_mtime;
+			in->snapshot_bytes = st.st_size;
+		} else if (!strcmp(own_names[i], "identity"))
+			in->has_identity = true;
+	}
+	char pid[32] = "";
+	int fd = open_own(dirfd, "lock", O_RDONLY);
+	if (fd < 0)
+		return;
+	ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
+	pid[n > 0 ? n : 0] = 0;
+	in->pid = atol(pid);
+	/* A shared lock is refused only while a run holds its exclusive one; ours goes with the close. */
+	in->running = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+	close(fd);
+}
+
+void ckpt_info_free(struct ckpt_info *in)
+{
+	if (!in)
+		return;
+	free(in->command);
+	free(in->progress);
+	memset(in, 0, sizeof(*in));
+}
+
+/* Open dir and check that it carries myriad's marker: the fd, or -1 with errno (0 and why set: it
+ * does not). */
+static int open_marked(const char *dir, bool *owned, char *why, size_t whylen)
+{
+	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return -1;
+	int kind = dir_kind(dirfd, false, owned, why, whylen);
+	if (kind == DIR_MARKED)
+		return dirfd;
+	int e = errno;
+	close(dirfd);
+	if (kind < 0) {
+		errno = e;
+		return -1;
+	}
+	if (kind != DIR_FOREIGN)
+		snprintf(why, whylen, kind == DIR_EMPTY ? "it is empty" : "it has no '%s' marker (an older myriad's?)", MARKER);
+	errno = 0;
+	return -1;
+}
+
+int ckpt_inspect(const char *dir, struct ckpt_info *in, char *why, size_t whylen)
+{
+	bool owned;
+	int dirfd = open_marked(dir, &owned, why, whylen);
+	if (dirfd < 0)
+		return errno ? -1 : 0;
+	inspect_at(dirfd, in);
+	close(dirfd);
+	return 1;
+}
+
+/* Unlink names in dirfd (ENOENT is fine). 0, or -1 with the first other errno. */
+static int unlink_names(int dirfd, const char *const *names, size_t n)
+{
+	int err = 0;
+	for (size_t i = 0; i < n; i++)
+		if (unlinkat(dirfd, names[i], 0) != 0 && errno != ENOENT && !err)
+			err = errno;
+	errno = err;
+	return err ? -1 : 0;
+}
+
+enum ckpt_remove_result ckpt_remove(const char *dir, struct ckpt_info *in, char *why, size_t whylen)
+{
+	struct ckpt_info tmp;
+	if (!in)
+		in = &tmp;
+	memset(in, 0, sizeof(*in));
+	bool owned;
+	int dirfd = open_marked(dir, &owned, why, whylen);
+	if (dirfd < 0)
+		return errno ? CKPT_ERROR : CKPT_NOT_OURS;
+	inspect_at(dirfd, in);
+	enum ckpt_remove_result r = CKPT_ERROR;
+	int lockfd = open_own(dirfd, "lock", O_RDWR | O_CREAT);
+	if (lockfd >= 0 && flock(lockfd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno == EWOULDBLOCK) {
+			in->running = true;
+			r = CKPT_BUSY;
+		}
+	} else if (lockfd >= 0 && unlink_names(dirfd, own_names, ARRAY_LEN(own_names)) == 0) {
+		r = CKPT_REMOVED;
+		if (owned && rmdir(dir) != 0 && errno == ENOTEMPTY)
+			snprintf(why, whylen, "the directory is kept: it holds files that are not myriad's");
+	}
+	int e = errno;
+	if (lockfd >= 0)
+		close(lockfd);
+	close(dirfd);
+	if (in == &tmp)
+		ckpt_info_free(in);
+	errno = e;
+	return r;
+}
+
 struct ckpt *ckpt_open(const char *cmd, const char *state_dir, const struct sbuf *identity,
 		       const char *summary)
 {
@@ -327,6 +468,11 @@ struct ckpt *ckpt_open(const char *cmd, const char *state_dir, const struct sbuf
 			warnx_("state directory %s: flock: %s", c->dir, strerror(errno));
 		goto fail;
 	}
+	if (kind == DIR_MARKED || kind == DIR_OLD) {
+		c->prev = xmalloc(sizeof(*c->prev));
+		inspect_at(c->dirfd, c->prev);
+		c->prev->running = false; /* the lock is ours now */
+	}
 	if (kind == DIR_OLD && write_marker(c) != 0) {
 		warnx_("state directory %s: %s: %s", c->dir, MARKER, errstr(errno));
 		goto fail;
@@ -366,13 +512,14 @@ int ckpt_load(struct ckpt *c, struct sbuf *buf)
 	}
 	const char *why;
 	if (!ser_check(buf->data, buf->len, &why)) {
-		warnx_("state %s/snapshot: cannot be used: %s; remove the state directory or use --no-state", c->dir, why);
+		warnx_("state %s/snapshot: cannot be used: %s; start over with --fresh (discarding it), or use --no-state",
+		       c->dir, why);
 		return -1;
 	}
 	if (read_file_at(c->dirfd, "identity", &id, 0) != 0 || id.len != c->identity.len ||
 	    memcmp(id.data, c->identity.data, id.len) != 0) {
 		warnx_("state %s belongs to a different job (other operands or options): "
-		       "remove it, or pass --state DIR or --no-state",
+		       "pass another --state DIR or --no-state, or discard it with --fresh",
 		       c->dir);
 		sbuf_free(&id);
 		return -1;
@@ -382,6 +529,25 @@ int ckpt_load(struct ckpt *c, struct sbuf *buf)
 }
 
 bool ckpt_started(const struct ckpt *c) { return c && c->started; }
+
+const struct ckpt_info *ckpt_previous(const struct ckpt *c) { return c->prev; }
+
+int ckpt_discard(struct ckpt *c)
+{
+	if (unlink_names(c->dirfd, run_names, ARRAY_LEN(run_names)) != 0 || write_marker(c) != 0) {
+		warnx_("state %s: discarding the earlier run's state: %s", c->dir, errstr(errno));
+		return -1;
+	}
+	c->started = false;
+	return 0;
+}
+
+void ckpt_save_progress(struct ckpt *c, const char *line, size_t len)
+{
+	if (write_file_at(c->dirfd, "progress", line, len, false) != 0) {
+		/* Only informs: the snapshot is what counts. */
+	}
+}
 
 int ckpt_save(struct ckpt *c, const void *data, size_t len)
 {
@@ -404,8 +570,7 @@ void ckpt_finish(struct ckpt *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < ARRAY_LEN(own_names); i++)
-		unlinkat(c->dirfd, own_names[i], 0);
+	unlink_names(c->dirfd, own_names, ARRAY_LEN(own_names));
 	if (c->owned)
 		rmdir(c->dir); /* fails, as it should, when something else was put in it */
 	ckpt_close(c);
@@ -420,6 +585,8 @@ void ckpt_close(struct ckpt *c)
 	if (c->dirfd >= 0)
 		close(c->dirfd);
 	sbuf_free(&c->identity);
+	ckpt_info_free(c->prev);
+	free(c->prev);
 	free(c->snapshot_path);
 	free(c->dir);
 	free(c);

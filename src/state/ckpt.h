@@ -11,6 +11,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <time.h>
 
 #include "util/sbuf.h"
 
@@ -27,6 +29,42 @@ struct ckpt;
  */
 struct ckpt *ckpt_open(const char *cmd, const char *state_dir, const struct sbuf *identity,
 		       const char *summary);
+
+/* What a state directory tells of its job, for the resume notice and `myriad jobs`. */
+struct ckpt_info {
+	char *command;        /* the last run's command line (its bytes, no newline), or NULL */
+	char *progress;       /* the progress line at the last snapshot, or NULL (an older myriad's) */
+	time_t started;       /* when the job was first started (its marker was written); 0: unknown */
+	time_t snapshot_time; /* of the last snapshot; 0: none */
+	uint64_t snapshot_bytes;
+	time_t last_written;  /* the newest of its files: a job's age is counted from here */
+	uint64_t disk_bytes;  /* allocated by its files */
+	bool has_identity;    /* a run saved its identity: it got as far as its first snapshot */
+	bool running;         /* a live run holds its lock */
+	long pid;             /* the pid written in the lock (0: none) */
+};
+
+void ckpt_info_free(struct ckpt_info *in);
+
+/*
+ * Describe the state directory dir without changing it: 1 with *in filled, 0 when dir is not a
+ * directory carrying myriad's marker (why says what it is), -1 with errno when it cannot be read.
+ */
+int ckpt_inspect(const char *dir, struct ckpt_info *in, char *why, size_t whylen);
+
+enum ckpt_remove_result { CKPT_REMOVED, CKPT_BUSY, CKPT_NOT_OURS, CKPT_ERROR };
+
+/*
+ * Remove the state directory dir as a finished job would (only myriad's names; the directory itself
+ * when myriad made it), holding its lock meanwhile. Refused (CKPT_BUSY, *pid set) while a live run
+ * holds the lock, and (CKPT_NOT_OURS, why set) for a directory without myriad's marker; CKPT_ERROR
+ * with errno. *in, when not NULL, is what it held.
+ */
+enum ckpt_remove_result ckpt_remove(const char *dir, struct ckpt_info *in, char *why, size_t whylen);
+
+/* Where state directories go by default: $XDG_STATE_HOME/myriad (~/.local/state/myriad), or
+ * /var/lib/myriad for root without XDG_STATE_HOME (malloc'd). */
+char *ckpt_default_base(void);
 
 /* The directory ckpt_open would use: state_dir, or the default one for cmd and identity (malloc'd). */
 char *ckpt_dir_for(const char *cmd, const char *state_dir, const struct sbuf *identity);
@@ -51,6 +89,18 @@ bool ckpt_started(const struct ckpt *c);
 
 /* Replace the snapshot atomically and durably. 0, or -1 with a message on stderr. */
 int ckpt_save(struct ckpt *c, const void *data, size_t len);
+
+/* Keep the progress line of the snapshot just saved beside it, for humans (not durably: it only
+ * informs). */
+void ckpt_save_progress(struct ckpt *c, const char *line, size_t len);
+
+/* What the directory held of an earlier run when ckpt_open took it (NULL: nothing, it was new or
+ * empty). */
+const struct ckpt_info *ckpt_previous(const struct ckpt *c);
+
+/* Start the job over (--fresh): discard the earlier run's snapshot and identity, and date the job's
+ * start from now. 0, or -1 with a message on stderr. */
+int ckpt_discard(struct ckpt *c);
 
 /* The job finished: remove myriad's files (nothing else), and the directory when myriad made it and
  * it is then empty; release the lock, free. The identity goes last but for the lock and the marker:

@@ -405,6 +405,93 @@ static void planted_links_are_not_followed(void **state)
 	sbuf_free(&id);
 }
 
+/* What an earlier run left is described without a change (command line, start, snapshot,
+ * progress, lock), also to the run that takes the state over; --fresh's discard leaves nothing to
+ * resume. */
+static void earlier_runs_are_described_and_discarded(void **state)
+{
+	struct sbuf id = {0}, snap = {0};
+	sbuf_adds(&id, "job");
+	struct ckpt *c = ckpt_open("test", at("i1", NULL), &id, "myriad walk x\n");
+	assert_non_null(c);
+	assert_null(ckpt_previous(c));
+	assert_int_equal(ckpt_save(c, "xy", 2), 0);
+	ckpt_save_progress(c, "walk: 5 entries", 15);
+	struct ckpt_info in;
+	char why[300];
+	assert_int_equal(ckpt_inspect(at("i1", NULL), &in, why, sizeof(why)), 1);
+	assert_true(in.running); /* the lock is held, here by c */
+	assert_int_equal(in.pid, getpid());
+	ckpt_info_free(&in);
+	ckpt_close(c);
+	assert_int_equal(ckpt_inspect(at("i1", NULL), &in, why, sizeof(why)), 1);
+	assert_string_equal(in.command, "myriad walk x");
+	assert_string_equal(in.progress, "walk: 5 entries");
+	assert_int_equal(in.snapshot_bytes, 2);
+	assert_true(in.started > 0 && in.snapshot_time >= in.started && in.last_written >= in.snapshot_time);
+	assert_true(in.has_identity && !in.running && in.disk_bytes > 0);
+	ckpt_info_free(&in);
+	c = ckpt_open("test", at("i1", NULL), &id, "myriad walk --fresh x\n");
+	assert_non_null(c);
+	const struct ckpt_info *prev = ckpt_previous(c);
+	assert_non_null(prev);
+	assert_string_equal(prev->command, "myriad walk x"); /* read before this run wrote its own */
+	assert_false(prev->running);
+	assert_int_equal(ckpt_discard(c), 0);
+	assert_int_equal(ckpt_load(c, &snap), 0);
+	assert_false(ckpt_started(c));
+	assert_string_equal(get(at("i1", "snapshot")), "");
+	assert_string_equal(get(at("i1", "progress")), "");
+	assert_string_equal(get(at("i1", "myriad-state")), "myriad state directory 1\nmade-by: myriad\n");
+	ckpt_finish(c);
+	assert_int_equal(entries(at("i1", NULL)), -1);
+	sbuf_free(&id);
+	sbuf_free(&snap);
+}
+
+/* ckpt_remove: never while a run holds the lock, never without the marker; only myriad's files,
+ * and the directory only when myriad made it. */
+static void remove_takes_only_unlocked_marked_states(void **state)
+{
+	struct sbuf id = {0};
+	sbuf_adds(&id, "job");
+	char why[300];
+	struct ckpt_info in;
+	struct ckpt *c = ckpt_open("test", at("x1", NULL), &id, "cmd\n");
+	assert_non_null(c);
+	assert_int_equal(ckpt_save(c, "x", 1), 0);
+	assert_int_equal(ckpt_remove(at("x1", NULL), &in, why, sizeof(why)), CKPT_BUSY);
+	assert_true(in.running);
+	ckpt_info_free(&in);
+	assert_string_equal(get(at("x1", "snapshot")), "x");
+	ckpt_close(c);
+	put(at("x1", "notes"), "mine\n", 5);
+	why[0] = 0;
+	assert_int_equal(ckpt_remove(at("x1", NULL), NULL, why, sizeof(why)), CKPT_REMOVED);
+	assert_string_equal(get(at("x1", "notes")), "mine\n"); /* not myriad's: kept, and the directory */
+	assert_true(strstr(why, "not myriad's") != NULL);
+	assert_int_equal(entries(at("x1", NULL)), 1);
+	/* Now without the marker: never removed. */
+	assert_int_equal(ckpt_remove(at("x1", NULL), NULL, why, sizeof(why)), CKPT_NOT_OURS);
+	assert_int_equal(ckpt_inspect(at("x1", NULL), &in, why, sizeof(why)), 0);
+	assert_string_equal(get(at("x1", "notes")), "mine\n");
+	/* The user's empty directory given to --state: emptied, kept. */
+	assert_int_equal(mkdir(at("x2", NULL), 0700), 0);
+	c = ckpt_open("test", at("x2", NULL), &id, "cmd\n");
+	assert_non_null(c);
+	assert_int_equal(ckpt_save(c, "x", 1), 0);
+	ckpt_close(c);
+	assert_int_equal(ckpt_remove(at("x2", NULL), NULL, why, sizeof(why)), CKPT_REMOVED);
+	assert_int_equal(entries(at("x2", NULL)), 0);
+	/* One myriad made: gone. */
+	c = ckpt_open("test", at("x3", NULL), &id, "cmd\n");
+	assert_non_null(c);
+	ckpt_close(c);
+	assert_int_equal(ckpt_remove(at("x3", NULL), NULL, why, sizeof(why)), CKPT_REMOVED);
+	assert_int_equal(entries(at("x3", NULL)), -1);
+	sbuf_free(&id);
+}
+
 /* path_resolve: an existing path is resolved; a missing one is its resolved parent plus its name,
  * the same string the path gives once it exists. */
 static void path_resolve_names_missing_paths(void **state)
@@ -494,6 +581,8 @@ int main(void)
 	    cmocka_unit_test(empty_directories_are_marked_and_only_myriads_own_removed),
 	    cmocka_unit_test(an_older_myriads_state_is_taken_over),
 	    cmocka_unit_test(planted_links_are_not_followed),
+	    cmocka_unit_test(earlier_runs_are_described_and_discarded),
+	    cmocka_unit_test(remove_takes_only_unlocked_marked_states),
 	    cmocka_unit_test(path_resolve_names_missing_paths),
 	    cmocka_unit_test(path_inside_respects_components),
 	    cmocka_unit_test(manifests_are_read_strictly),
