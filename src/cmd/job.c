@@ -20,7 +20,7 @@
 
 const char job_options_help[] =
     "      --json FILE          write a JSON summary to FILE (- for standard output)\n"
-    "      --errors FILE        write one JSON line per failed entry to FILE\n"
+    "      --errors FILE        write one JSON line per failed entry to FILE (- for standard error)\n"
     "      --state DIR          keep the checkpoint in DIR (default: under /var/lib/myriad for root,\n"
     "                           else $XDG_STATE_HOME/myriad, keyed by command and operands); DIR\n"
     "                           must be new, empty or myriad's own (a non-empty one without a\n"

@@ -36,7 +36,8 @@ static const char walk_help[] =
     "                           appears exactly once, also across a resume. Paths streamed to\n"
     "                           standard output cannot be resumed exactly: such a run keeps no\n"
     "                           state, and run again it starts over\n"
-    "      --type TYPES         count and print only these types: f d l p s b c (e.g. f,l)\n"
+    "      --type TYPES         count and print only these types: f d l p s b c (e.g. f,l);\n"
+    "                           repeated, the lists add up\n"
     "      --exclude GLOB       skip entries whose name matches GLOB (a skipped directory is not\n"
     "                           entered); repeatable\n"
     "      --xdev               do not descend into mount points (other filesystems, bind mounts)\n"
@@ -202,9 +203,11 @@ static void on_sync(void *ctx)
 		outfile_sync(&c->job.errlog.file);
 }
 
+/* Add the types of list s (f,d,l...) to *mask. */
 static bool parse_types(const char *s, unsigned *mask)
 {
-	*mask = 0;
+	if (!*s)
+		return false;
 	for (; *s; s++) {
 		if (*s == ',')
 			continue;
@@ -213,7 +216,7 @@ static bool parse_types(const char *s, unsigned *mask)
 			return false;
 		*mask |= 1u << (p - type_letters);
 	}
-	return *mask != 0;
+	return true;
 }
 
 static void summary_text(struct walk_cmd *c, FILE *f, double el)
@@ -332,6 +335,9 @@ static int walk_parse(int argc, char **argv, void *opts)
 			o->output = optarg;
 			break;
 		case OPT_CMD_BASE + 3:
+			/* Repeated, the lists add up (--type f --type d is f,d), as find's -type f -o -type d. */
+			if (!*o->types)
+				o->type_mask = 0;
 			o->types = optarg;
 			if (!parse_types(optarg, &o->type_mask))
 				return usage_error("--type: '%s' is not a list of f, d, l, p, s, b, c", optarg);
@@ -348,6 +354,9 @@ static int walk_parse(int argc, char **argv, void *opts)
 	if (o->output && !o->print)
 		o->print = 1;
 	if (o->print && (!o->output || !strcmp(o->output, "-"))) {
+		if (o->jo.json && !strcmp(o->jo.json, "-"))
+			return usage_error("--json -: the summary would mix with the paths on standard output: "
+					   "give --json FILE, or the paths -o FILE");
 		/* A resume would repeat or lose what followed the last snapshot, unseen by the reader. */
 		if (o->jo.state)
 			return usage_error("--state: paths streamed to standard output cannot be resumed exactly, so "
@@ -380,7 +389,6 @@ static int walk_run(void *opts)
 	bool xdev = o->xdev;
 	uint64_t rate = o->rate;
 	struct throttle throttle;
-	const char *types = o->types;
 	for (size_t i = 0; i < nroots; i++) {
 		struct stat st;
 		if (stat(roots[i], &st) != 0)
@@ -400,7 +408,7 @@ static int walk_run(void *opts)
 	ser_u64(&id, c.stat);
 	ser_u64(&id, c.print);
 	ser_u64(&id, xdev);
-	ser_str(&id, types);
+	ser_u64(&id, c.type_mask); /* the types themselves, as repeated --type lists add up */
 	for (size_t i = 0; i < nexcludes; i++)
 		ser_str(&id, excludes[i]);
 	if (c.output && (!strcmp(c.output, "-") || identity_add_path(&id, c.output) != 0))

@@ -78,3 +78,18 @@ grep -q 'bad\\udcff\\udcfeutf8' "$S/j" && ok "JSON encodes invalid UTF-8 reversi
 expect_eq "a finished run leaves no state behind" "" "$(ls "$S/state/myriad" 2>/dev/null)"
 "$MYRIAD" walk --state "$T/sub/state" "$T" >/dev/null 2>"$S/err"
 expect_eq "a state directory inside the tree is refused" 2 $?
+
+# Found in a review of the docs: --type f --type d kept only d; --json - with --print mixed the
+# summary into the paths on standard output.
+D=$(scratch)/types
+mkdir -p "$D/d" && touch "$D/f" && ln -s f "$D/l"
+expect_eq "--type f --type d: the lists add up" "$D $D/d $D/f" \
+	"$("$MYRIAD" walk --no-state --type f --type d --print "$D" 2>/dev/null | sort | tr '\n' ' ' | sed 's/ $//')"
+"$MYRIAD" walk --no-state --json - --print "$D" >"$D.out" 2>&1
+expect_eq "--json - with --print to standard output: refused (exit 2)" 2 $?
+grep -q -- "--json -: the summary would mix with the paths" "$D.out" && ok "--json - --print: says why" ||
+	fail "--json - --print: $(cat "$D.out")"
+"$MYRIAD" walk --no-state --json - --print -o "$D.list" "$D" >/dev/null 2>&1
+expect_eq "--json - with -o FILE: fine" "0 4" "$? $(wc -l <"$D.list")"
+"$MYRIAD" walk --no-state --type '' "$D" >/dev/null 2>&1
+expect_eq "--type '': exit 2" 2 $?
