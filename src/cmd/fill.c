@@ -105,7 +105,7 @@ struct fill {
 
 static uint64_t fill_parts(const struct layout *lay)
 {
-	if (lay->leaves >= FILL_MIN_UNITS)
+	if (lay->leaves >= FILL_MIN_UNITS || lay->leaves == 0) /* 0: an empty fill (-n 0) */
 		return 1;
 	uint64_t want = (FILL_MIN_UNITS + lay->leaves - 1) / lay->leaves;
 	uint64_t most = (lay->fanout + FILL_MIN_PART - 1) / FILL_MIN_PART;
