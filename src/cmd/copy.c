@@ -1429,7 +1429,7 @@ static int copy_parse(int argc, char **argv, void *opts)
 		case OPT_CMD_BASE + 1: o->excludes[o->nexcludes++] = optarg; break;
 		case OPT_CMD_BASE + 2:
 			if (!parse_count(optarg, &o->rate) || !o->rate)
-				return usage_error("--rate: '%s' is not a positive number of entries per second", optarg);
+				return usage_error("--rate: '%s' is not a number of entries per second from 1 to 2^64-1", optarg);
 			break;
 		case OPT_CMD_BASE + 3:
 			if ((o->ioprio = parse_ionice(optarg)) < 0)
@@ -1440,11 +1440,12 @@ static int copy_parse(int argc, char **argv, void *opts)
 		case OPT_CMD_BASE + 6: o->xdev = true; break;
 		case OPT_CMD_BASE + 7:
 			if (!parse_size(optarg, &o->bwlimit) || !o->bwlimit)
-				return usage_error("--bwlimit: '%s' is not a positive number of bytes per second", optarg);
+				return usage_error("--bwlimit: '%s' is not a number of bytes per second from 1 to 16E-1 (e.g. 50M)",
+						   optarg);
 			break;
 		case OPT_CMD_BASE + 8:
 			if (!parse_count(optarg, &o->max_errors) || !o->max_errors)
-				return usage_error("--max-errors: '%s' is not a positive number", optarg);
+				return usage_error("--max-errors: '%s' is not a number from 1 to 2^64-1", optarg);
 			break;
 		case OPT_CMD_BASE + 10:
 			if (!cgroup_io_parse(optarg, &o->cgio))
@@ -1455,11 +1456,11 @@ static int copy_parse(int argc, char **argv, void *opts)
 			break;
 		case OPT_CMD_BASE + 9:
 			if (!parse_size(optarg, &o->link_memory))
-				return usage_error("--link-memory: '%s' is not a size in bytes (e.g. 64M)", optarg);
+				return usage_error("--link-memory: '%s' is not a size from 0 to 16E-1 (e.g. 64M)", optarg);
 			break;
 		case OPT_CMD_BASE + 11:
 			if (!parse_count(optarg, &o->max_delete))
-				return usage_error("--max-delete: '%s' is not a number of entries", optarg);
+				return usage_error("--max-delete: '%s' is not a number of entries from 0 to 2^64-1", optarg);
 			o->max_delete_set = true;
 			break;
 		default: return usage_hint(); /* getopt said what is wrong */

@@ -823,12 +823,14 @@ static int fill_parse(int argc, char **argv, void *opts)
 		case OPT_HELP: printf(fill_help, job_options_help); return EXIT_OK;
 		case 'n':
 			if (!parse_count(optarg, &o->files) || o->files > 1000000000000000ull)
-				return usage_error("--files: '%s' is not a count (e.g. 1M; at most 10^15)", optarg);
+				return usage_error("--files: '%s' is not a count from 0 to 10^15 (e.g. 1M)", optarg);
 			have_files = true;
 			break;
 		case 's':
 			if (!parse_size_range(optarg, &o->smin, &o->smax))
-				return usage_error("--size: '%s' is not a size (e.g. 4k) or a range (e.g. 1k-64k)", optarg);
+				return usage_error("--size: '%s' is not a size from 0 to 16E-1 (e.g. 4k) or a range LO-HI with "
+						   "LO <= HI (e.g. 1k-64k)",
+						   optarg);
 			break;
 		case OPT_CMD_BASE:
 			if (!parse_count(optarg, &o->fanout) || o->fanout < 2 || o->fanout > 10000000)
@@ -847,11 +849,11 @@ static int fill_parse(int argc, char **argv, void *opts)
 		case OPT_CMD_BASE + 2: o->until_full = true; break;
 		case OPT_CMD_BASE + 3:
 			if (!parse_count(optarg, &o->seed))
-				return usage_error("--seed: '%s' is not a number", optarg);
+				return usage_error("--seed: '%s' is not a number from 0 to 2^64-1", optarg);
 			break;
 		case OPT_CMD_BASE + 4:
 			if (!parse_count(optarg, &o->rate) || !o->rate)
-				return usage_error("--rate: '%s' is not a positive number of files per second", optarg);
+				return usage_error("--rate: '%s' is not a number of files per second from 1 to 2^64-1", optarg);
 			break;
 		default: return usage_hint(); /* getopt said what is wrong */
 		}

@@ -221,7 +221,7 @@ static int rm_parse(int argc, char **argv, void *opts)
 		case OPT_CMD_BASE + 1: o->excludes[o->nexcludes++] = optarg; break;
 		case OPT_CMD_BASE + 2:
 			if (!parse_count(optarg, &o->rate) || !o->rate)
-				return usage_error("--rate: '%s' is not a positive number of entries per second", optarg);
+				return usage_error("--rate: '%s' is not a number of entries per second from 1 to 2^64-1", optarg);
 			break;
 		case OPT_CMD_BASE + 3:
 			if ((o->ioprio = parse_ionice(optarg)) < 0)
