@@ -37,7 +37,8 @@ static const char made_by_user[] = "made-by: user\n";
 /* Every name myriad writes in a state directory, in the order a finished job removes them: the
  * identity goes last but for the lock (see ckpt_finish), the marker after everything. */
 static const char *const own_names[] = {"snapshot", "snapshot.tmp", "identity.tmp", "command", "command.tmp",
-					"identity",  "lock",	     MARKER ".tmp",  MARKER};
+					"identity",  "lock",	     "tally",	     "tally.tmp",   MARKER ".tmp",
+					MARKER}; /* tally: state/tally.h */
 
 /* errno for an entry of ours that is not a regular file of its own (a FIFO, a hard link...). */
 #define ENOTOWN EMEDIUMTYPE
