@@ -440,21 +440,24 @@ static struct tally_slot *announce(struct copy *c, struct local *l, unsigned k, 
 }
 
 /* Is the entry a killed run was finishing, rec relative to SRC and DST, up to date in DST (so
- * that a resumed pass counts it up to date, not copied)? */
-static bool copy_was_finished(void *ctx, unsigned counter, const char *rec, size_t len)
+ * that a resumed pass counts it up to date, not copied)? Then count it, and a file's bytes. */
+static void copy_settle(void *ctx, unsigned counter, const char *rec, size_t len, uint64_t since, uint64_t *totals)
 {
 	struct copy *c = ctx;
-	(void)counter;
+	(void)since;
 	struct sbuf a = {0}, b = {0};
 	sbuf_printf(&a, "%s/%.*s", c->src, (int)len, rec);
 	sbuf_printf(&b, "%s/%.*s", c->dst, (int)len, rec);
 	struct statx sx;
 	struct stat st;
-	bool done = statx(AT_FDCWD, a.data, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &sx) == 0 &&
-		    fstatat(AT_FDCWD, b.data, &st, AT_SYMLINK_NOFOLLOW) == 0 && up_to_date(&sx, &st);
+	if (statx(AT_FDCWD, a.data, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &sx) == 0 &&
+	    fstatat(AT_FDCWD, b.data, &st, AT_SYMLINK_NOFOLLOW) == 0 && up_to_date(&sx, &st)) {
+		totals[counter]++;
+		if (counter == T_FILES && S_ISREG(st.st_mode) && st.st_nlink == 1)
+			totals[T_BYTES] += st.st_size;
+	}
 	sbuf_free(&a);
 	sbuf_free(&b);
-	return done;
 }
 
 /* Copy a regular file's data into out (already created) and finish it. */
@@ -478,7 +481,6 @@ static bool fill_file(struct copy *c, struct local *l, const struct walk_dir *d,
 		rc = copy_data(in, out, &src, c->bw.rate > 0 ? &c->bw : NULL, &bytes, &c->live_bytes, &op);
 	}
 	l->bytes += bytes;
-	tally_add(slot, T_BYTES, bytes);
 	if (rc != 0) {
 		int err = errno;
 		op_path(&p, c, d, e->name, op);
@@ -514,6 +516,8 @@ out:
 		failed = true;
 		l->files--; /* counted above: it is not copied after all */
 	}
+	if (!failed) /* before the count: a kill between them leaves both to copy_settle */
+		tally_add(slot, T_BYTES, bytes);
 	tally_end(slot, T_FILES, !failed);
 	sbuf_free(&p);
 	return failed;
@@ -1677,7 +1681,7 @@ static int copy_run(void *opts)
 		return EXIT_USAGE;
 	if (!c.check && !c.dry_run) { /* before anything is copied: it settles what the earlier runs did */
 		c.tally = tally_open(c.job.ckpt ? ckpt_dir(c.job.ckpt) : NULL, cfg.threads, job_snapshot(&c.job) != NULL,
-				     copy_was_finished, &c, &c.tally_exact);
+				     copy_settle, &c, &c.tally_exact);
 		if (c.tally_exact)
 			c.deleted = tally_total(c.tally, T_DELETED);
 	}

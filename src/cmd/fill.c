@@ -216,28 +216,28 @@ static struct tally_slot *fill_slot(struct fill *f, struct local *l)
 	return l->slot;
 }
 
-/* Is file i there as fill makes it (a regular file of its size)? For a resume: was the file a
- * killed run was making when it died finished? (A half-written one is made again, and counted
- * then.) rec: the index. */
-static bool fill_was_made(void *ctx, unsigned counter, const char *rec, size_t len)
+/* Did the run that started at since make file i, which it was making when it was killed: is the
+ * file there as fill makes it (a regular file of its size; a half-written one is made again, and
+ * counted then), and changed since (not a file there before it)? rec: the index. */
+static void fill_settle(void *ctx, unsigned counter, const char *rec, size_t len, uint64_t since, uint64_t *totals)
 {
 	struct fill *f = ctx;
 	uint64_t i;
-	(void)counter;
 	if (len != sizeof(i))
-		return false;
+		return;
 	memcpy(&i, rec, sizeof(i));
 	char path[1024], name[32];
 	size_t plen = layout_dir_path(&f->lay, f->lay.depth, i / f->lay.fanout, path);
 	int dfd = dir_open_at(f->dirfd, path, plen);
 	if (dfd < 0)
-		return false;
+		return;
 	layout_file_name(i, name);
 	struct stat st;
-	bool made = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-		    (uint64_t)st.st_size == layout_file_size(&f->lay, i);
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size == layout_file_size(&f->lay, i) &&
+	    (uint64_t)st.st_ctim.tv_sec * 1000000000u + st.st_ctim.tv_nsec >= since)
+		totals[counter]++;
 	close(dfd);
-	return made;
 }
 
 static int make_file_counted(struct fill *f, struct local *l, int dfd, uint64_t i);
@@ -1042,7 +1042,7 @@ static int fill_run(void *opts)
 	 * workers and the fill's. */
 	f.tally = tally_open(f.job.ckpt ? ckpt_dir(f.job.ckpt) : NULL,
 			     threads + (threads > RECHECK_MIN_THREADS ? threads : RECHECK_MIN_THREADS), snap != NULL,
-			     fill_was_made, &f, &f.tally_exact);
+			     fill_settle, &f, &f.tally_exact);
 	throttle_init(&f.throttle, rate);
 	f.throttled = rate > 0;
 	timeline_init(&f.tl, 0.5);

@@ -191,15 +191,15 @@ static bool rm_load(void *ctx, struct deser *d)
 }
 
 /* Was the entry that rec names removed (an action a kill cut from its count)? */
-static bool rm_was_removed(void *ctx, unsigned counter, const char *rec, size_t len)
+static void rm_settle(void *ctx, unsigned counter, const char *rec, size_t len, uint64_t since, uint64_t *totals)
 {
 	(void)ctx;
-	(void)counter;
+	(void)since;
 	char *p = strndup(rec, len);
 	struct stat st;
-	bool gone = p && fstatat(AT_FDCWD, p, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT;
+	if (p && fstatat(AT_FDCWD, p, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
+		totals[counter]++;
 	free(p);
-	return gone;
 }
 
 /* Files and directories removed by the whole job so far. */
@@ -396,7 +396,7 @@ static int rm_run(void *opts)
 	nroots = present;
 	if (!c.dry_run) /* before anything is removed: it settles what the earlier runs did */
 		c.tally = tally_open(c.job.ckpt ? ckpt_dir(c.job.ckpt) : NULL, threads_for(&jo, roots, nroots), snap != NULL,
-				     rm_was_removed, NULL, &c.tally_exact);
+				     rm_settle, NULL, &c.tally_exact);
 	timeline_init(&c.tl, 0.5);
 	struct throttle throttle;
 	throttle_init(&throttle, rate);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/util.h"
@@ -33,6 +34,7 @@ _Static_assert(sizeof(struct tally_slot) <= SLOT_SIZE, "a slot fits its page");
 struct tally_header {
 	char magic[8];
 	uint64_t nslots;
+	uint64_t since; /* when the run that wrote the file started (CLOCK_REALTIME_COARSE, ns) */
 };
 
 struct tally {
@@ -50,8 +52,7 @@ static void store(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_REL
 
 /* Fold the slots of the file named name in dirfd into base[]: false when there is none or it is
  * not a tally. */
-static bool fold_old(int dirfd, const char *name, uint64_t *base,
-		     bool (*done)(void *ctx, unsigned counter, const char *rec, size_t len), void *ctx)
+static bool fold_old(int dirfd, const char *name, uint64_t *base, tally_settle_fn *settle, void *ctx)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
@@ -71,8 +72,8 @@ static bool fold_old(int dirfd, const char *name, uint64_t *base,
 					base[k] += s->c[k];
 				uint64_t k = s->pending - 1;
 				if (s->pending && k < TALLY_COUNTERS && s->c[k] == s->base && s->rec_len <= TALLY_REC_MAX &&
-				    done && done(ctx, k, s->rec, s->rec_len))
-					base[k]++;
+				    settle)
+					settle(ctx, k, s->rec, s->rec_len, h.since, base);
 			}
 			munmap(map, st.st_size);
 		}
@@ -87,12 +88,15 @@ static void lay_out(struct tally *t, const uint64_t *base)
 	struct tally_header *h = t->map;
 	memcpy(h->magic, TALLY_MAGIC, 8);
 	h->nslots = t->nslots;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+	h->since = (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
 	memcpy(slot_at(t->map, 0)->c, base, sizeof(uint64_t) * TALLY_COUNTERS);
 	t->next = 1; /* slot 0 is the earlier runs' */
 }
 
-struct tally *tally_open(const char *dir, unsigned nslots, bool resume,
-			 bool (*done)(void *ctx, unsigned counter, const char *rec, size_t len), void *ctx, bool *exact)
+struct tally *tally_open(const char *dir, unsigned nslots, bool resume, tally_settle_fn *settle, void *ctx,
+			 bool *exact)
 {
 	struct tally *t = xcalloc(1, sizeof(*t));
 	t->nslots = (nslots > NSLOTS_MAX - 1 ? NSLOTS_MAX - 1 : nslots) + 1; /* and slot 0, the earlier runs' */
@@ -101,7 +105,7 @@ struct tally *tally_open(const char *dir, unsigned nslots, bool resume,
 	*exact = true;
 	int dirfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	if (resume)
-		*exact = dirfd >= 0 && fold_old(dirfd, "tally", base, done, ctx);
+		*exact = dirfd >= 0 && fold_old(dirfd, "tally", base, settle, ctx);
 	int fd = -1;
 	if (dirfd >= 0) {
 		unlinkat(dirfd, "tally.tmp", 0);
