@@ -36,6 +36,7 @@
 #include "report/json.h"
 #include "report/progress.h"
 #include "state/linkmap.h"
+#include "state/tally.h"
 #include "util/util.h"
 
 static const char copy_help[] =
@@ -82,6 +83,8 @@ static const char copy_help[] =
 
 struct local {
 	uint64_t files, dirs, links, others, bytes, skipped, deleted, seen_entries, seen_bytes, ahead;
+	struct tally_slot *slot; /* this worker's counts of the whole job (claimed at its first entry) */
+	bool claimed;
 	/* The DST directory of the last SRC directory visited (kept across commits). */
 	struct sbuf cpath;
 	int cfd;
@@ -112,6 +115,8 @@ struct copy {
 	uint64_t max_delete;
 	_Atomic uint64_t delete_budget; /* deletions --max-delete still allows */
 	atomic_bool max_delete_hit;
+	struct tally *tally; /* what every run of the job copied and deleted (NULL: --check, --dry-run) */
+	bool tally_exact;    /* false: an earlier run's tally was lost; counts are the snapshot's */
 	mode_t umask;
 	uid_t uid;
 	gid_t gid;
@@ -410,6 +415,51 @@ static int set_meta(struct copy *c, const struct statx *s, int dfd, const char *
 	return 0;
 }
 
+enum { T_FILES, T_LINKS, T_OTHERS, T_BYTES, T_DELETED }; /* the tally's counters */
+
+static struct tally_slot *copy_slot(struct copy *c, struct local *l)
+{
+	if (!l->claimed && c->tally)
+		l->slot = tally_claim(c->tally);
+	l->claimed = true;
+	return l->slot;
+}
+
+/* Announce the entry name of d, about to be finished (its mtime set last), counted by counter k
+ * once it is: its path relative to SRC and DST. */
+static struct tally_slot *announce(struct copy *c, struct local *l, unsigned k, const struct walk_dir *d,
+				   const char *name)
+{
+	struct tally_slot *s = copy_slot(c, l);
+	size_t rl = d->pathlen - d->relstart;
+	if (rl)
+		tally_begin(s, k, d->path + d->relstart, rl, name, strlen(name));
+	else
+		tally_begin(s, k, name, strlen(name), NULL, 0);
+	return s;
+}
+
+/* Is the entry a killed run was finishing, rec relative to SRC and DST, up to date in DST (so
+ * that a resumed pass counts it up to date, not copied)? Then count it, and a file's bytes. */
+static void copy_settle(void *ctx, unsigned counter, const char *rec, size_t len, uint64_t since, uint64_t *totals)
+{
+	struct copy *c = ctx;
+	(void)since;
+	struct sbuf a = {0}, b = {0};
+	sbuf_printf(&a, "%s/%.*s", c->src, (int)len, rec);
+	sbuf_printf(&b, "%s/%.*s", c->dst, (int)len, rec);
+	struct statx sx;
+	struct stat st;
+	if (statx(AT_FDCWD, a.data, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &sx) == 0 &&
+	    fstatat(AT_FDCWD, b.data, &st, AT_SYMLINK_NOFOLLOW) == 0 && up_to_date(&sx, &st)) {
+		totals[counter]++;
+		if (counter == T_FILES && S_ISREG(st.st_mode) && st.st_nlink == 1)
+			totals[T_BYTES] += st.st_size;
+	}
+	sbuf_free(&a);
+	sbuf_free(&b);
+}
+
 /* Copy a regular file's data into out (already created) and finish it. */
 static bool fill_file(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e, int dfd,
 		      int in, int out, unsigned has, struct errbatch *errs)
@@ -420,6 +470,7 @@ static bool fill_file(struct copy *c, struct local *l, const struct walk_dir *d,
 	uint64_t bytes = 0;
 	const struct statx *s = e->stx;
 	struct copy_src src = {s->stx_size, s->stx_blocks, makedev(s->stx_dev_major, s->stx_dev_minor)};
+	struct tally_slot *slot = announce(c, l, T_FILES, d, e->name);
 	int rc;
 	if (l->pre.data && l->pre.len == src.size) { /* read ahead by copy_prepare, after the statx */
 		rc = copy_buffer(l->pre.data, l->pre.len, out, &bytes, &c->live_bytes, &op);
@@ -463,7 +514,11 @@ out:
 		dst_path(&p, c, d, e->name);
 		fail(c, errs, &p, "close", err);
 		failed = true;
+		l->files--; /* counted above: it is not copied after all */
 	}
+	if (!failed) /* before the count: a kill between them leaves both to copy_settle */
+		tally_add(slot, T_BYTES, bytes);
+	tally_end(slot, T_FILES, !failed);
 	sbuf_free(&p);
 	return failed;
 }
@@ -566,6 +621,7 @@ static int delete_tree(struct copy *c, struct local *l, const struct walk_dir *d
 	int rc = remove_tree(dfd, name, &t);
 	int err = errno;
 	l->deleted += t.removed;
+	tally_add(copy_slot(c, l), T_DELETED, t.removed);
 	if (rc != 0 && err == ECANCELED) {
 		max_delete_reached(c);
 	} else if (rc != 0 && !t.kept && err != ENOENT) { /* (a mount point kept it: said already) */
@@ -623,17 +679,20 @@ static bool make_entry(struct copy *c, struct local *l, const struct walk_dir *d
 		failed = fill_file(c, l, d, e, dfd, in, out, has, errs);
 	} else {
 		struct xref sx = {-1, d->fd, e->name};
+		unsigned k = S_ISLNK(e->stx->stx_mode) ? T_LINKS : T_OTHERS;
+		struct tally_slot *slot = announce(c, l, k, d, e->name);
 		if (set_meta(c, e->stx, dfd, e->name, -1, &sx, true, has, &op) != 0) {
 			int err = errno;
 			op_path(&p, c, d, e->name, op);
 			fail(c, errs, &p, op, err);
 		} else {
 			failed = false;
-			if (S_ISLNK(e->stx->stx_mode))
+			if (k == T_LINKS)
 				l->links++;
 			else
 				l->others++;
 		}
+		tally_end(slot, k, !failed);
 	}
 	sbuf_free(&p);
 	return failed;
@@ -653,8 +712,10 @@ static int hard_link(struct copy *c, struct local *l, const struct walk_dir *d, 
 		link_map_failed(c, errno);
 	if (found > 0) {
 		bool skipped = false;
+		struct tally_slot *slot = announce(c, l, T_FILES, d, e->name);
 		int rc = link_to(c, c->link_path.data, c->link_path.len, dfd, e->name, have, &skipped);
 		int err = errno;
+		tally_end(slot, T_FILES, rc == 0 && !skipped);
 		pthread_mutex_unlock(&c->link_lock);
 		if (rc != 0) {
 			struct sbuf b = {0};
@@ -1315,21 +1376,39 @@ static int check_operands(struct copy *c)
 	return 0;
 }
 
+/* What the whole job copied and deleted, over all its runs, in place of the counts of the last
+ * snapshot (which miss what a run did after it): the tally's, when it was kept. */
+static void whole_job_counts(struct copy *c)
+{
+	if (!c->tally || !c->tally_exact)
+		return;
+	c->files = tally_total(c->tally, T_FILES);
+	c->nlink_made = tally_total(c->tally, T_LINKS);
+	c->others = tally_total(c->tally, T_OTHERS);
+	c->bytes = tally_total(c->tally, T_BYTES);
+	c->deleted = tally_total(c->tally, T_DELETED);
+}
+
 static void print_summary(struct copy *c, enum run_result res, double el, uint64_t errors, FILE *out)
 {
 	char a[32], b[32], s[32], e[32], by[32], u[32], x[32], y[32];
+	unsigned runs = walk_sessions(c->walk);
 	uint64_t n = c->files + c->dirs + c->nlink_made + c->others;
 	if (c->check) {
 		fprintf(out, "copy --check%s: %s entries equal; %s differences; %.2f s\n", res == RUN_DONE ? "" : " stopped",
 			fmt_count(a, n), fmt_count(e, errors), el);
 		return;
 	}
-	fprintf(out, "copy%s%s: %s files (%s), %s directories, %s other entries %s; %s up to date; %s deleted; "
+	fprintf(out, "copy%s%s: %s files (%s), %s directories, %s other entries %s%s; %s up to date; %s deleted; "
 		     "%s errors%s; %.2f s\n",
 		c->dry_run ? " (dry run)" : "", res == RUN_DONE ? "" : " stopped", fmt_count(a, c->files),
 		fmt_bytes(by, c->bytes), fmt_count(b, c->dirs), fmt_count(s, c->nlink_made + c->others),
-		c->dry_run ? "would be copied" : "copied", fmt_count(u, c->skipped), fmt_count(x, c->deleted),
-		fmt_count(y, errors), c->max_delete_hit ? " (--max-delete reached)" : "", el);
+		c->dry_run ? "would be copied" : "copied",
+		c->tally && !c->tally_exact ? " (at least: an earlier run's count was lost)"
+		: runs > 1 && !c->dry_run   ? " (files, other entries, deleted: whole job; directories, up to date, errors: this run's pass)"
+					    : "",
+		fmt_count(u, c->skipped), fmt_count(x, c->deleted), fmt_count(y, errors),
+		c->max_delete_hit ? " (--max-delete reached)" : "", el);
 }
 
 static void write_summary(struct copy *c, const char *path, enum run_result res, double el, uint64_t errors,
@@ -1353,6 +1432,7 @@ static void write_summary(struct copy *c, const char *path, enum run_result res,
 	json_u64(&j, "bytes", c->bytes);
 	json_u64(&j, "skipped", c->skipped);
 	json_u64(&j, "deleted", c->deleted);
+	json_bool(&j, "counts_exact", !c->tally || c->tally_exact);
 	json_bool(&j, "max_delete_reached", c->max_delete_hit);
 	json_u64(&j, "hardlinks_spilled", linkmap_spilled(c->links));
 	json_u64(&j, "files_read_ahead", c->ahead);
@@ -1428,7 +1508,7 @@ static int copy_parse(int argc, char **argv, void *opts)
 		case OPT_CMD_BASE + 1: o->excludes[o->nexcludes++] = optarg; break;
 		case OPT_CMD_BASE + 2:
 			if (!parse_count(optarg, &o->rate) || !o->rate)
-				return usage_error("--rate: '%s' is not a positive number of entries per second", optarg);
+				return usage_error("--rate: '%s' is not a number of entries per second from 1 to 2^64-1", optarg);
 			break;
 		case OPT_CMD_BASE + 3:
 			if ((o->ioprio = parse_ionice(optarg)) < 0)
@@ -1439,11 +1519,12 @@ static int copy_parse(int argc, char **argv, void *opts)
 		case OPT_CMD_BASE + 6: o->xdev = true; break;
 		case OPT_CMD_BASE + 7:
 			if (!parse_size(optarg, &o->bwlimit) || !o->bwlimit)
-				return usage_error("--bwlimit: '%s' is not a positive number of bytes per second", optarg);
+				return usage_error("--bwlimit: '%s' is not a number of bytes per second from 1 to 16E-1 (e.g. 50M)",
+						   optarg);
 			break;
 		case OPT_CMD_BASE + 8:
 			if (!parse_count(optarg, &o->max_errors) || !o->max_errors)
-				return usage_error("--max-errors: '%s' is not a positive number", optarg);
+				return usage_error("--max-errors: '%s' is not a number from 1 to 2^64-1", optarg);
 			break;
 		case OPT_CMD_BASE + 10:
 			if (!cgroup_io_parse(optarg, &o->cgio))
@@ -1454,11 +1535,11 @@ static int copy_parse(int argc, char **argv, void *opts)
 			break;
 		case OPT_CMD_BASE + 9:
 			if (!parse_size(optarg, &o->link_memory))
-				return usage_error("--link-memory: '%s' is not a size in bytes (e.g. 64M)", optarg);
+				return usage_error("--link-memory: '%s' is not a size from 0 to 16E-1 (e.g. 64M)", optarg);
 			break;
 		case OPT_CMD_BASE + 11:
 			if (!parse_count(optarg, &o->max_delete))
-				return usage_error("--max-delete: '%s' is not a number of entries", optarg);
+				return usage_error("--max-delete: '%s' is not a number of entries from 0 to 2^64-1", optarg);
 			o->max_delete_set = true;
 			break;
 		default: return usage_hint(); /* getopt said what is wrong */
@@ -1597,6 +1678,12 @@ static int copy_run(void *opts)
 	c.walk = walk_new(&cfg, job_snapshot(&c.job));
 	if (!c.walk)
 		return EXIT_USAGE;
+	if (!c.check && !c.dry_run) { /* before anything is copied: it settles what the earlier runs did */
+		c.tally = tally_open(c.job.ckpt ? ckpt_dir(c.job.ckpt) : NULL, cfg.threads, job_snapshot(&c.job) != NULL,
+				     copy_settle, &c, &c.tally_exact);
+		if (c.tally_exact)
+			c.deleted = tally_total(c.tally, T_DELETED);
+	}
 	/* A resumed run has deleted some already (copy_load): the limit is the command's, not each run's. */
 	c.delete_budget = c.max_delete > c.deleted ? c.max_delete - c.deleted : 0;
 	estimate_total(&c);
@@ -1605,6 +1692,7 @@ static int copy_run(void *opts)
 	enum run_result res = job_execute(&c.job, &hooks);
 	double el = walk_elapsed(c.walk);
 	uint64_t errors = walk_errors(c.walk);
+	whole_job_counts(&c);
 	print_summary(&c, res, el, errors, jo.json && !strcmp(jo.json, "-") ? stderr : stdout);
 	if (jo.json)
 		write_summary(&c, jo.json, res, el, errors, rate ? &throttle : NULL);
@@ -1614,6 +1702,7 @@ static int copy_run(void *opts)
 	if (res == RUN_DONE) {
 		walk_free(c.walk);
 		linkmap_free(c.links);
+		tally_close(c.tally);
 	}
 	return rc;
 }

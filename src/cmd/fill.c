@@ -31,6 +31,7 @@
 #include "report/json.h"
 #include "report/progress.h"
 #include "state/manifest.h"
+#include "state/tally.h"
 #include "util/util.h"
 
 static const char fill_help[] =
@@ -74,6 +75,8 @@ struct local {
 	uint64_t rechecked, short_units; /* the re-check: units looked at, found short */
 	struct hist h[OP_N];
 	char *buf;
+	struct tally_slot *slot; /* this worker's count of the files the job made (claimed at its first) */
+	bool claimed;
 };
 
 struct fill {
@@ -93,6 +96,8 @@ struct fill {
 	struct timeline tl;
 	struct pool *pool;
 	struct job job;
+	struct tally *tally; /* the files every run of the job made (NULL: not counted so) */
+	bool tally_exact;    /* false: an earlier run's tally was lost; counts are the snapshot's */
 	uint64_t parts;	     /* units per leaf: 1, or more for a small fill */
 	uint64_t last_partial; /* the last leaf record_partial saw, plus one (0: none yet) */
 };
@@ -105,7 +110,7 @@ struct fill {
 
 static uint64_t fill_parts(const struct layout *lay)
 {
-	if (lay->leaves >= FILL_MIN_UNITS)
+	if (lay->leaves >= FILL_MIN_UNITS || lay->leaves == 0) /* 0: an empty fill (-n 0) */
 		return 1;
 	uint64_t want = (FILL_MIN_UNITS + lay->leaves - 1) / lay->leaves;
 	uint64_t most = (lay->fanout + FILL_MIN_PART - 1) / FILL_MIN_PART;
@@ -201,9 +206,55 @@ static void remove_made(int dfd, const char *name, const struct stat *made)
 		unlinkat(dfd, name, 0);
 }
 
-/* Create file i in leaf dir fd. 0, or an errno (the file is then absent); EEXIST: an entry fill did
- * not make is in the way, left as it is (reopen_existing). */
+enum { T_CREATED }; /* the tally's counter */
+
+static struct tally_slot *fill_slot(struct fill *f, struct local *l)
+{
+	if (!l->claimed && f->tally)
+		l->slot = tally_claim(f->tally);
+	l->claimed = true;
+	return l->slot;
+}
+
+/* Did the run that started at since make file i, which it was making when it was killed: is the
+ * file there as fill makes it (a regular file of its size; a half-written one is made again, and
+ * counted then), and changed since (not a file there before it)? rec: the index. */
+static void fill_settle(void *ctx, unsigned counter, const char *rec, size_t len, uint64_t since, uint64_t *totals)
+{
+	struct fill *f = ctx;
+	uint64_t i;
+	if (len != sizeof(i))
+		return;
+	memcpy(&i, rec, sizeof(i));
+	char path[1024], name[32];
+	size_t plen = layout_dir_path(&f->lay, f->lay.depth, i / f->lay.fanout, path);
+	int dfd = dir_open_at(f->dirfd, path, plen);
+	if (dfd < 0)
+		return;
+	layout_file_name(i, name);
+	struct stat st;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size == layout_file_size(&f->lay, i) &&
+	    (uint64_t)st.st_ctim.tv_sec * 1000000000u + st.st_ctim.tv_nsec >= since)
+		totals[counter]++;
+	close(dfd);
+}
+
+static int make_file_counted(struct fill *f, struct local *l, int dfd, uint64_t i);
+
+/* Create file i in leaf dir fd, counted in the job's tally once made. 0, or an errno (the file is
+ * then absent); EEXIST: an entry fill did not make is in the way, left as it is (reopen_existing). */
 static int make_file(struct fill *f, struct local *l, int dfd, uint64_t i)
+{
+	struct tally_slot *s = fill_slot(f, l);
+	uint64_t made = l->created;
+	tally_begin(s, T_CREATED, (const char *)&i, sizeof(i), NULL, 0);
+	int r = make_file_counted(f, l, dfd, i);
+	tally_end(s, T_CREATED, l->created != made);
+	return r;
+}
+
+static int make_file_counted(struct fill *f, struct local *l, int dfd, uint64_t i)
 {
 	char name[32];
 	layout_file_name(i, name);
@@ -653,14 +704,44 @@ static enum run_result recheck_run(struct recheck *r, int threads, const struct 
 /* What a unit is, for messages: a leaf directory, or in a small fill part of one. */
 static const char *unit_word(const struct fill *f) { return f->parts > 1 ? "directory parts" : "directories"; }
 
+/*
+ * The files of the finished units (*files), how many of them the job made over all its runs
+ * (*created: the tally, less the files of this run's re-check, counted when first made) and how
+ * many were there before it (*there). A unit a killed run left unfinished is redone, finding the
+ * files that run made: the snapshot's counts would call them already there. With the tally lost,
+ * the snapshot's counts, and *exact false.
+ */
+static void fill_totals(const struct fill *f, uint64_t *files, uint64_t *created, uint64_t *there, bool *exact)
+{
+	*files = f->created + f->existing;
+	*created = f->created;
+	*exact = !f->tally || f->tally_exact;
+	if (f->tally && f->tally_exact) {
+		uint64_t made = tally_total(f->tally, T_CREATED);
+		made = made > f->remade ? made - f->remade : 0;
+		*created = made < *files ? made : *files;
+	}
+	*there = *files - *created;
+}
+
 static void summary(struct fill *f, FILE *out, double el, const char *status)
 {
 	char a[32], b[32], c[32], d[32], e[32], g[32], h[32];
-	uint64_t files = f->created + f->existing;
-	fprintf(out, "fill %s: %s files (%s created, %s already there), %s written; %s errors; %.2f s, %s files/s, %s/s\n",
-		status, fmt_count(a, files), fmt_count(b, f->created), fmt_count(c, f->existing), fmt_bytes(d, f->bytes),
-		fmt_count(e, pool_errors(f->pool)), el, fmt_count(g, el > 0 ? (uint64_t)(f->created / el) : 0),
-		fmt_bytes(h, el > 0 ? (uint64_t)(f->bytes / el) : 0));
+	uint64_t files, created, there;
+	bool exact;
+	fill_totals(f, &files, &created, &there, &exact);
+	unsigned runs = pool_sessions(f->pool);
+	fprintf(out, "fill %s: %s files (%s created, %s already there%s), %s written; %s errors; %.2f s, %s files/s, %s/s\n",
+		status, fmt_count(a, files), fmt_count(b, created), fmt_count(c, there),
+		!exact ? "; at least: an earlier run's count of what it made was lost"
+		: runs > 1 ? "; whole job"
+			   : "",
+		fmt_bytes(d, f->bytes), fmt_count(e, pool_errors(f->pool)), el,
+		fmt_count(g, el > 0 ? (uint64_t)(created / el) : 0), fmt_bytes(h, el > 0 ? (uint64_t)(f->bytes / el) : 0));
+	uint64_t made = exact && f->tally ? tally_total(f->tally, T_CREATED) - f->remade : 0;
+	if (!strcmp(status, "stopped") && made > created)
+		fprintf(out, "  and %s files made in directories not finished yet: a resume counts them\n",
+			fmt_count(a, made - created));
 	for (int i = 0; i < OP_N; i++)
 		if (f->h[i].count)
 			fprintf(out, "  %-6s p50 %.1f us, p90 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us\n",
@@ -686,9 +767,13 @@ static void summary_json(struct fill *f, struct sbuf *b, const char *status, dou
 	json_bytes(&j, "dir", f->dir, strlen(f->dir));
 	json_str(&j, "status", status);
 	json_u64(&j, "files_requested", f->lay.files);
-	json_u64(&j, "files", f->created + f->existing);
-	json_u64(&j, "created", f->created);
-	json_u64(&j, "already_there", f->existing);
+	uint64_t files, created, there;
+	bool exact;
+	fill_totals(f, &files, &created, &there, &exact);
+	json_u64(&j, "files", files);
+	json_u64(&j, "created", created);
+	json_u64(&j, "already_there", there);
+	json_bool(&j, "counts_exact", exact);
 	json_u64(&j, "not_made", f->skipped);
 	json_u64(&j, "rechecked_dirs", f->rechecked);
 	json_u64(&j, "remade", f->remade);
@@ -823,12 +908,14 @@ static int fill_parse(int argc, char **argv, void *opts)
 		case OPT_HELP: printf(fill_help, job_options_help); return EXIT_OK;
 		case 'n':
 			if (!parse_count(optarg, &o->files) || o->files > 1000000000000000ull)
-				return usage_error("--files: '%s' is not a count (e.g. 1M; at most 10^15)", optarg);
+				return usage_error("--files: '%s' is not a count from 0 to 10^15 (e.g. 1M)", optarg);
 			have_files = true;
 			break;
 		case 's':
 			if (!parse_size_range(optarg, &o->smin, &o->smax))
-				return usage_error("--size: '%s' is not a size (e.g. 4k) or a range (e.g. 1k-64k)", optarg);
+				return usage_error("--size: '%s' is not a size from 0 to 16E-1 (e.g. 4k) or a range LO-HI with "
+						   "LO <= HI (e.g. 1k-64k)",
+						   optarg);
 			break;
 		case OPT_CMD_BASE:
 			if (!parse_count(optarg, &o->fanout) || o->fanout < 2 || o->fanout > 10000000)
@@ -847,11 +934,11 @@ static int fill_parse(int argc, char **argv, void *opts)
 		case OPT_CMD_BASE + 2: o->until_full = true; break;
 		case OPT_CMD_BASE + 3:
 			if (!parse_count(optarg, &o->seed))
-				return usage_error("--seed: '%s' is not a number", optarg);
+				return usage_error("--seed: '%s' is not a number from 0 to 2^64-1", optarg);
 			break;
 		case OPT_CMD_BASE + 4:
 			if (!parse_count(optarg, &o->rate) || !o->rate)
-				return usage_error("--rate: '%s' is not a positive number of files per second", optarg);
+				return usage_error("--rate: '%s' is not a number of files per second from 1 to 2^64-1", optarg);
 			break;
 		default: return usage_hint(); /* getopt said what is wrong */
 		}
@@ -951,6 +1038,11 @@ static int fill_run(void *opts)
 	if (mr == 0 && manifest_write(f.dirfd, f.dir, &nm) != 0)
 		return EXIT_USAGE;
 
+	/* Before any file is made: it settles what the earlier runs made. Slots for the re-check's
+	 * workers and the fill's. */
+	f.tally = tally_open(f.job.ckpt ? ckpt_dir(f.job.ckpt) : NULL,
+			     threads + (threads > RECHECK_MIN_THREADS ? threads : RECHECK_MIN_THREADS), snap != NULL,
+			     fill_settle, &f, &f.tally_exact);
 	throttle_init(&f.throttle, rate);
 	f.throttled = rate > 0;
 	timeline_init(&f.tl, 0.5);

@@ -126,11 +126,12 @@ int job_opt(struct job_opts *o, int c, const char *arg)
 		return 1;
 	case OPT_PROGRESS:
 		if (!parse_seconds(arg, &o->progress_s))
-			return usage_error("--progress: '%s' is not a number of seconds", arg), -1;
+			return usage_error("--progress: '%s' is not a number of seconds from 0 (none) to 1e9", arg), -1;
 		return 1;
 	case OPT_CHECKPOINT:
 		if (!parse_seconds(arg, &o->checkpoint_s) || o->checkpoint_s < 0.01)
-			return usage_error("--checkpoint-interval: '%s' is not a number of seconds (at least 0.01)", arg), -1;
+			return usage_error("--checkpoint-interval: '%s' is not a number of seconds from 0.01 to 1e9", arg),
+			       -1;
 		return 1;
 	case 'j':
 		if (!parse_count(arg, &v) || v < 1 || v > 4096)

@@ -44,6 +44,7 @@
 #include "util/util.h"
 
 #define DEFAULT_FILES 1000000
+#define LC_FILES_MAX 1000000000000000ull /* fill's limit (layout.h) */
 #define PREFIX "myriad-lifecycle-"
 
 static const char lifecycle_help[] =
@@ -916,19 +917,21 @@ static int lifecycle_parse(int argc, char **argv, void *opts)
 		case OPT_HELP: fputs(lifecycle_help, stdout); return EXIT_OK;
 		case O_FS: o->fs_list = optarg; break;
 		case 'n':
-			if (!parse_count(optarg, &xp->files) || xp->files == 0)
-				return usage_error("--files: '%s' is not a positive count", optarg);
+			if (!parse_count(optarg, &xp->files) || xp->files == 0 || xp->files > LC_FILES_MAX)
+				return usage_error("--files: '%s' is not a count from 1 to 10^15 (fill's limit)", optarg);
 			break;
 		case O_SCALES: scales = optarg; break;
 		case O_PROJECT:
 			if (!parse_count(optarg, &xp->project) || xp->project == 0)
-				return usage_error("--project: '%s' is not a positive count", optarg);
+				return usage_error("--project: '%s' is not a count from 1 to 2^64-1", optarg);
 			break;
 		case 's': {
 			uint64_t lo;
 			xp->size = optarg;
 			if (!parse_size_range(optarg, &lo, &xp->size_max))
-				return usage_error("--size: '%s' is not a size or a range like 1k-64k", optarg);
+				return usage_error("--size: '%s' is not a size from 0 to 16E-1 or a range LO-HI with LO <= HI "
+						   "(e.g. 1k-64k)",
+						   optarg);
 			break;
 		}
 		case O_IMAGE_DIR: xp->image_dir = optarg; break;
@@ -974,8 +977,8 @@ static int lc_parse_lists(struct lc_opts *o, const char *scales)
 		char *s = xstrdup(scales);
 		for (char *save, *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 			uint64_t v;
-			if (!parse_count(t, &v) || v == 0) {
-				usage_error("--scales: '%s' is not a positive count", t);
+			if (!parse_count(t, &v) || v == 0 || v > LC_FILES_MAX) {
+				usage_error("--scales: '%s' is not a count from 1 to 10^15 (fill's limit)", t);
 				free(s);
 				return EXIT_USAGE;
 			}
@@ -998,6 +1001,13 @@ static int lc_parse_lists(struct lc_opts *o, const char *scales)
 		if (!u || xp->scales[u - 1] != xp->scales[i])
 			xp->scales[u++] = xp->scales[i];
 	xp->nscales = u;
+	/* The image of the largest scale (room for every file twice, as lifecycle_cycle makes it) must
+	 * be a size a file can have. */
+	uint64_t per = xp->size_max / 4096 * 4096 + 4096 + 2048, top = xp->scales[xp->nscales - 1];
+	if (!xp->device && (xp->size_max > INT64_MAX / 2 || top > (INT64_MAX - (1ull << 31)) / 2 / per))
+		return usage_error("--files/--scales %llu with --size %s: the image would be larger than a file can be "
+				   "(8 EiB): use fewer files or smaller ones",
+				   (unsigned long long)top, xp->size);
 	/* Filesystems. */
 	if (fs_list) {
 		char *s = xstrdup(fs_list);
@@ -1225,7 +1235,7 @@ static int report_parse(int argc, char **argv, void *opts)
 		case 'o': o->out = optarg; break;
 		case O_PROJECT:
 			if (!parse_count(optarg, &o->project) || o->project == 0)
-				return usage_error("--project: '%s' is not a positive count", optarg);
+				return usage_error("--project: '%s' is not a count from 1 to 2^64-1", optarg);
 			break;
 		default: return usage_hint(); /* getopt said what is wrong */
 		}

@@ -282,27 +282,30 @@ static void check_leaf(struct verify *v, struct local *l, int dfd, const char *p
 		prefetch_reset(l->pf);
 }
 
-/* Is this entry of directory (level, index) one that fill made? */
-static bool expected_entry(struct verify *v, unsigned level, uint64_t index, const char *name, unsigned char type)
+/* Is this entry of directory (level, index) one that fill made: 1 yes; 0 no (an extra); -1 its name
+ * is that of a directory fill made, but it is not one (a wrong type). A file's name in a leaf is
+ * fill's whatever its type: check_leaf judges its type, so that it is reported once. */
+static int expected_entry(struct verify *v, unsigned level, uint64_t index, const char *name, unsigned char type)
 {
 	if (level == 0 && (!strcmp(name, MANIFEST_NAME) || (v->fs_root && !strcmp(name, "lost+found"))))
-		return true;
+		return 1;
 	uint64_t x;
 	if (level == v->lay.depth) {
 		uint64_t first = index * v->lay.fanout;
-		return layout_parse_file(name, &x) && x >= first && x < first + expected_in_leaf(v, index) &&
-		       (type == DT_REG || type == DT_UNKNOWN);
+		return layout_parse_file(name, &x) && x >= first && x < first + expected_in_leaf(v, index);
 	}
-	if (!layout_parse_dir(name, &x) || x >= v->lay.fanout || (type != DT_DIR && type != DT_UNKNOWN))
-		return false;
+	if (!layout_parse_dir(name, &x) || x >= v->lay.fanout)
+		return 0;
 	uint64_t child = index * v->lay.fanout + x;
 	if (child >= v->lay.dirs_at[level + 1])
-		return false;
+		return 0;
 	/* The child's first leaf must be one the fill claimed. */
 	uint64_t first_leaf = child;
 	for (unsigned k = level + 1; k < v->lay.depth; k++)
 		first_leaf *= v->lay.fanout;
-	return first_leaf < v->m.claimed;
+	if (first_leaf >= v->m.claimed)
+		return 0;
+	return type == DT_DIR || type == DT_UNKNOWN ? 1 : -1;
 }
 
 static int verify_unit(void *ctx, void *lp, uint64_t u, struct errbatch *errs)
@@ -340,8 +343,13 @@ static int verify_unit(void *ctx, void *lp, uint64_t u, struct errbatch *errs)
 		for (ssize_t off = 0; off < n;) {
 			struct linux_dirent64 *de = (void *)(buf + off);
 			off += de->d_reclen;
-			if (!dir_is_dot(de->d_name) && !expected_entry(v, level, index, de->d_name, de->d_type))
+			if (dir_is_dot(de->d_name))
+				continue;
+			int e = expected_entry(v, level, index, de->d_name, de->d_type);
+			if (e == 0)
 				problem(l, errs, path, de->d_name, P_EXTRA, NULL);
+			else if (e < 0) /* its files are reported missing by its own unit */
+				problem(l, errs, path, de->d_name, P_TYPE, "not a directory");
 		}
 	}
 	close(dfd);

@@ -346,7 +346,7 @@ static int walk_parse(int argc, char **argv, void *opts)
 		case OPT_CMD_BASE + 5: o->xdev = true; break;
 		case OPT_CMD_BASE + 6:
 			if (!parse_count(optarg, &o->rate) || o->rate == 0)
-				return usage_error("--rate: '%s' is not a positive number of entries per second", optarg);
+				return usage_error("--rate: '%s' is not a number of entries per second from 1 to 2^64-1", optarg);
 			break;
 		default: return usage_hint(); /* getopt said what is wrong */
 		}

@@ -237,11 +237,15 @@ struct pool *pool_new(const struct pool_config *cfg, const struct sbuf *snapshot
 
 void pool_start(struct pool *p)
 {
-	for (; p->nstarted < p->cfg.threads; p->nstarted++)
-		if (pthread_create(&p->workers[p->nstarted].tid, NULL, worker_main, &p->workers[p->nstarted]) != 0) {
-			warnx_("cannot start worker thread: %s", strerror(errno));
-			abort();
+	for (; p->nstarted < p->cfg.threads; p->nstarted++) {
+		int e = pthread_create(&p->workers[p->nstarted].tid, NULL, worker_main, &p->workers[p->nstarted]);
+		if (e != 0) {
+			/* A large -j beyond what the system grants: go on with those started (the
+			 * workers never started hold no unit), or stop with the state saved. */
+			threads_refused(p->nstarted, p->cfg.threads, e);
+			break;
 		}
+	}
 }
 
 static bool pool_done(void *ctx) { return atomic_load(&((struct pool *)ctx)->over); }

@@ -80,6 +80,7 @@ struct walk {
 	uint64_t *rootmnt; /* the mount each operand is on (its own, when it is a mount point) */
 	struct worker *workers;
 	int nstarted;          /* workers started (grows from min_threads to threads) */
+	bool grow_refused;     /* the system refused a thread: go on with nstarted */
 	bool joined;
 	uint64_t tick_wall, tick_cpu;
 	void (*progress)(void *ctx, struct sbuf *line);
@@ -630,11 +631,14 @@ int walk_root_fd(const struct walk *w, size_t i) { return w->rootfd[i]; }
 
 static void start_workers(struct walk *w, int n)
 {
-	for (; w->nstarted < n; w->nstarted++)
-		if (pthread_create(&w->workers[w->nstarted].tid, NULL, worker_main, &w->workers[w->nstarted]) != 0) {
-			warnx_("cannot start worker thread: %s", strerror(errno));
-			abort();
+	for (; w->nstarted < n; w->nstarted++) {
+		int e = pthread_create(&w->workers[w->nstarted].tid, NULL, worker_main, &w->workers[w->nstarted]);
+		if (e != 0) {
+			threads_refused(w->nstarted, n, e); /* exits when none started */
+			w->grow_refused = true;
+			break;
 		}
+	}
 }
 
 static uint64_t cpu_ns(void)
@@ -659,7 +663,7 @@ void walk_start(struct walk *w)
 static int walk_tick(void *ctx)
 {
 	struct walk *w = ctx;
-	if (w->nstarted >= w->cfg.threads)
+	if (w->nstarted >= w->cfg.threads || w->grow_refused)
 		return -1;
 	uint64_t wall = now_ns(), cpu = cpu_ns();
 	double used = (double)(cpu - w->tick_cpu) / (double)(wall - w->tick_wall + 1);

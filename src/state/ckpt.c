@@ -38,12 +38,13 @@ static const char made_by_user[] = "made-by: user\n";
 
 /* Every name myriad writes in a state directory, in the order a finished job removes them: the
  * identity goes last but for the lock (see ckpt_finish), the marker after everything. */
-static const char *const own_names[] = {"snapshot", "snapshot.tmp", "progress", "progress.tmp",
-					"identity.tmp", "command", "command.tmp", "identity",
-					"lock", MARKER ".tmp", MARKER};
-/* What --fresh discards: the earlier run's progress (its identity last, as in ckpt_finish). */
-static const char *const run_names[] = {"snapshot", "snapshot.tmp", "progress", "progress.tmp", "identity.tmp",
-					"identity"};
+static const char *const own_names[] = {"snapshot", "snapshot.tmp", "progress", "progress.tmp", "identity.tmp",
+					"command",  "command.tmp",  "identity", "lock",		"tally",
+					"tally.tmp", MARKER ".tmp", MARKER}; /* tally: state/tally.h */
+/* What --fresh discards: the earlier run's progress and counts (its identity last, as in
+ * ckpt_finish). */
+static const char *const run_names[] = {"snapshot", "snapshot.tmp", "progress", "progress.tmp", "tally",
+					"tally.tmp", "identity.tmp", "identity"};
 
 /* errno for an entry of ours that is not a regular file of its own (a FIFO, a hard link...). */
 #define ENOTOWN EMEDIUMTYPE

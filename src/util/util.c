@@ -172,6 +172,20 @@ int cpu_count(void)
 	return n > 0 ? (int)n : 1;
 }
 
+void threads_refused(int started, int wanted, int err)
+{
+	static _Atomic bool said;
+	if (started == 0) {
+		warnx_("cannot start a worker thread: %s: run again with a smaller -j/--threads", strerror(err));
+		exit(3); /* EXIT_STOPPED: nothing was done since the state was last saved */
+	}
+	if (!said) {
+		said = true;
+		warnx_("started %d of %d worker threads (-j): %s: going on with %d", started, wanted, strerror(err),
+		       started);
+	}
+}
+
 void raise_nofile_limit(void)
 {
 	struct rlimit rl;

@@ -54,6 +54,11 @@ const char *full_resource(int fd);
 /* Number of online CPUs (at least 1). */
 int cpu_count(void);
 
+/* The system refused worker thread number started+1 of wanted (pthread_create's error err): say so
+ * once and go on with those started, or, when none is, exit 3 (the run's state is kept as saved
+ * before the workers start). */
+void threads_refused(int started, int wanted, int err);
+
 /* Raise the soft open-file limit to the hard limit. */
 void raise_nofile_limit(void);
 

@@ -159,8 +159,8 @@ mkdir -p "$S/outside"
 mv "$F/d1" "$S/outside/d1"
 ln -s "$S/outside/d1" "$F/d1"
 "$MYRIAD" verify --no-state --json "$S/j8" -- "$F" >/dev/null 2>&1
-expect_eq "verify: a symlinked directory is not followed (its 100 files are missing, it is extra)" "1 100 1" \
-	"$? $(json_num "$S/j8" missing) $(json_num "$S/j8" extra)"
+expect_eq "verify: a symlinked directory is not followed (its 100 files are missing, it is a wrong type)" "1 100 1 0" \
+	"$? $(json_num "$S/j8" missing) $(json_num "$S/j8" wrong_type) $(json_num "$S/j8" extra)"
 # A fill resumed in a tree where a symlink was planted does not write through it: it reports it,
 # leaves its subtree out and fills the rest (exit 1; more in fill_guard.sh).
 F2=$S/fill2

@@ -28,6 +28,21 @@ static void counts_take_decimal_suffixes(void **state)
 	assert_false(parse_count("1MB", &v));
 	assert_false(parse_count("99999999999999999999", &v));
 	assert_false(parse_count("20000000E", &v)); /* overflows */
+	/* The edges every numeric option is tried at (tests/cli/edges.sh): 2^64-1 is the largest. */
+	assert_true(parse_count("18446744073709551615", &v));
+	assert_true(v == UINT64_MAX);
+	assert_false(parse_count("18446744073709551616", &v));
+	assert_true(parse_count("18E", &v));
+	assert_false(parse_count("19E", &v));
+	assert_false(parse_count("1e999", &v));
+	assert_false(parse_count("1.5", &v));
+	assert_false(parse_count(NULL, &v));
+	uint64_t lo, hi;
+	assert_true(parse_size("15E", &v));
+	assert_true(v == 15ull << 60);
+	assert_true(parse_size_range("0-0", &lo, &hi) && lo == 0 && hi == 0);
+	assert_true(parse_size_range("0-15E", &lo, &hi) && hi == 15ull << 60);
+	assert_false(parse_size_range("0-16E", &lo, &hi));
 }
 
 static void sizes_take_binary_suffixes(void **state)
