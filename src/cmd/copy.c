@@ -1395,19 +1395,22 @@ static void print_summary(struct copy *c, enum run_result res, double el, uint64
 	unsigned runs = walk_sessions(c->walk);
 	uint64_t n = c->files + c->dirs + c->nlink_made + c->others;
 	if (c->check) {
-		fprintf(out, "copy --check%s: %s entries equal; %s differences; %.2f s\n", res == RUN_DONE ? "" : " stopped",
-			fmt_count(a, n), fmt_count(e, errors), el);
+		fprintf(out, "copy --check%s: %s %s equal; %s %s; %.2f s\n", res == RUN_DONE ? "" : " stopped",
+			fmt_count(a, n), plural(n, "entry", "entries"), fmt_count(e, errors),
+			plural(errors, "difference", "differences"), el);
 		return;
 	}
-	fprintf(out, "copy%s%s: %s files (%s), %s directories, %s other entries %s%s; %s up to date; %s deleted; "
-		     "%s errors%s; %.2f s\n",
+	fprintf(out, "copy%s%s: %s %s (%s), %s %s, %s other %s %s%s; %s up to date; %s deleted; "
+		     "%s %s%s; %.2f s\n",
 		c->dry_run ? " (dry run)" : "", res == RUN_DONE ? "" : " stopped", fmt_count(a, c->files),
-		fmt_bytes(by, c->bytes), fmt_count(b, c->dirs), fmt_count(s, c->nlink_made + c->others),
+		plural(c->files, "file", "files"), fmt_bytes(by, c->bytes), fmt_count(b, c->dirs),
+		plural(c->dirs, "directory", "directories"), fmt_count(s, c->nlink_made + c->others),
+		plural(c->nlink_made + c->others, "entry", "entries"),
 		c->dry_run ? "would be copied" : "copied",
 		c->tally && !c->tally_exact ? " (at least: an earlier run's count was lost)"
 		: runs > 1 && !c->dry_run   ? " (files, other entries, deleted: whole job; directories, up to date, errors: this run's pass)"
 					    : "",
-		fmt_count(u, c->skipped), fmt_count(x, c->deleted), fmt_count(y, errors),
+		fmt_count(u, c->skipped), fmt_count(x, c->deleted), fmt_count(y, errors), plural(errors, "error", "errors"),
 		c->max_delete_hit ? " (--max-delete reached)" : "", el);
 }
 

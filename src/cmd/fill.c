@@ -731,17 +731,17 @@ static void summary(struct fill *f, FILE *out, double el, const char *status)
 	bool exact;
 	fill_totals(f, &files, &created, &there, &exact);
 	unsigned runs = pool_sessions(f->pool);
-	fprintf(out, "fill %s: %s files (%s created, %s already there%s), %s written; %s errors; %.2f s, %s files/s, %s/s\n",
-		status, fmt_count(a, files), fmt_count(b, created), fmt_count(c, there),
+	fprintf(out, "fill %s: %s %s (%s created, %s already there%s), %s written; %s %s; %.2f s, %s files/s, %s/s\n",
+		status, fmt_count(a, files), plural(files, "file", "files"), fmt_count(b, created), fmt_count(c, there),
 		!exact ? "; at least: an earlier run's count of what it made was lost"
 		: runs > 1 ? "; whole job"
 			   : "",
-		fmt_bytes(d, f->bytes), fmt_count(e, pool_errors(f->pool)), el,
+		fmt_bytes(d, f->bytes), fmt_count(e, pool_errors(f->pool)), plural(pool_errors(f->pool), "error", "errors"), el,
 		fmt_count(g, el > 0 ? (uint64_t)(created / el) : 0), fmt_bytes(h, el > 0 ? (uint64_t)(f->bytes / el) : 0));
 	uint64_t made = exact && f->tally ? tally_total(f->tally, T_CREATED) - f->remade : 0;
 	if (!strcmp(status, "stopped") && made > created)
-		fprintf(out, "  and %s files made in directories not finished yet: a resume counts them\n",
-			fmt_count(a, made - created));
+		fprintf(out, "  and %s %s made in directories not finished yet: a resume counts them\n",
+			fmt_count(a, made - created), plural(made - created, "file", "files"));
 	for (int i = 0; i < OP_N; i++)
 		if (f->h[i].count)
 			fprintf(out, "  %-6s p50 %.1f us, p90 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us\n",
@@ -749,12 +749,13 @@ static void summary(struct fill *f, FILE *out, double el, const char *status)
 				hist_quantile(&f->h[i], 0.99) / 1e3, hist_quantile(&f->h[i], 0.999) / 1e3,
 				f->h[i].max / 1e3);
 	if (f->rechecked)
-		fprintf(out, "  re-checked the last file of the %s %s done before this run: %s found short, %s files made again\n",
-			fmt_count(a, f->rechecked), unit_word(f), fmt_count(b, f->short_units), fmt_count(c, f->remade));
+		fprintf(out, "  re-checked the last file of the %s %s done before this run: %s found short, %s %s made again\n",
+			fmt_count(a, f->rechecked), unit_word(f), fmt_count(b, f->short_units), fmt_count(c, f->remade),
+			plural(f->remade, "file", "files"));
 	if (f->skipped)
-		fprintf(out, "  %s files not made: entries fill did not make are in their way (see above); remove them and "
+		fprintf(out, "  %s %s not made: entries fill did not make are in their way (see above); remove them and "
 			     "run the same command again\n",
-			fmt_count(a, f->skipped));
+			fmt_count(a, f->skipped), plural(f->skipped, "file", "files"));
 }
 
 static void summary_json(struct fill *f, struct sbuf *b, const char *status, double el, int threads)

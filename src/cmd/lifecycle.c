@@ -593,7 +593,7 @@ static void run_cycle(struct lc *x, const struct fs_kind *k, uint64_t files)
 		c->ph[i].wall_s = c->ph[i].peak_rss_kib = c->ph[i].rate = c->ph[i].min_mem_kib = NAN;
 	}
 	char b[32];
-	printf("== %s, %s files\n", k->name, fmt_count(b, files));
+	printf("== %s, %s %s\n", k->name, fmt_count(b, files), plural(files, "file", "files"));
 	fflush(stdout);
 
 	if (make_recorded(x, true, k->name, files, x->mnt, sizeof(x->mnt)) != 0) {

@@ -453,9 +453,10 @@ static int rm_run(void *opts)
 		snprintf(whole, sizeof(whole), " (at least: an earlier run's count of what it removed was lost)");
 	else if (!c.dry_run && runs > 1)
 		snprintf(whole, sizeof(whole), " (whole job, %u runs)", runs);
-	fprintf(summary_open(&sm), "rm%s%s: %s files and %s directories %s%s; %s errors; %.2f s, %s entries/s\n",
-		c.dry_run ? " (dry run)" : "", res == RUN_DONE ? "" : " stopped", fmt_count(a, files), fmt_count(b, dirs),
-		c.dry_run ? "would be removed" : "removed", whole, fmt_count(e, errors), el,
+	fprintf(summary_open(&sm), "rm%s%s: %s %s and %s %s %s%s; %s %s; %.2f s, %s entries/s\n",
+		c.dry_run ? " (dry run)" : "", res == RUN_DONE ? "" : " stopped", fmt_count(a, files),
+		plural(files, "file", "files"), fmt_count(b, dirs), plural(dirs, "directory", "directories"),
+		c.dry_run ? "would be removed" : "removed", whole, fmt_count(e, errors), plural(errors, "error", "errors"), el,
 		fmt_count(r, el > 0 ? (uint64_t)((files + dirs) / el) : 0));
 	summary_show(&sm, !jo.json || strcmp(jo.json, "-"));
 	if (jo.json) {

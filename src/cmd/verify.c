@@ -456,11 +456,11 @@ static void summary(struct verify *v, FILE *out, double el, bool ok, bool stoppe
 {
 	char a[32], b[32], c[32];
 	uint64_t errors = pool_errors(v->pool) - findings(v);
-	fprintf(out, "verify%s: %s of %s files checked%s", stopped ? " stopped" : "", fmt_count(a, v->checked),
-		fmt_count(b, v->expected), v->quick ? " (quick: type and size)" : "");
+	fprintf(out, "verify%s: %s of %s %s checked%s", stopped ? " stopped" : "", fmt_count(a, v->checked),
+		fmt_count(b, v->expected), plural(v->expected, "file", "files"), v->quick ? " (quick: type and size)" : "");
 	for (int k = 0; k < P_N; k++)
 		fprintf(out, ", %s %s", fmt_count(c, v->problems[k]), problem_names[k]);
-	fprintf(out, ", %s errors; %.2f s, %s files/s\n", fmt_count(a, errors), el,
+	fprintf(out, ", %s %s; %.2f s, %s files/s\n", fmt_count(a, errors), plural(errors, "error", "errors"), el,
 		fmt_count(b, el > 0 ? (uint64_t)(v->checked / el) : 0));
 	if (!stopped)
 		fprintf(out, "%s\n",

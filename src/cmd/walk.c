@@ -56,6 +56,8 @@ enum { T_F, T_D, T_L, T_P, T_S, T_B, T_C, T_U, T_N = WALK_TYPES };
 static const char type_letters[] = "fdlpsbc";
 static const char *const type_names[] = {"files",   "directories",   "symlinks",     "fifos",
 					 "sockets", "block devices", "char devices", "of unknown type"};
+static const char *const type_name_one[] = {"file",   "directory",    "symlink",     "fifo",
+					    "socket", "block device", "char device", "of unknown type"};
 static const char *const type_keys[] = {"f", "d", "l", "p", "s", "b", "c", "unknown"};
 
 struct totals {
@@ -191,7 +193,7 @@ static void on_progress(void *ctx, struct sbuf *line)
 	char b[32];
 	sbuf_adds(line, "walk: ");
 	progress_format(line, "entries", n, 0, el, el > 0 ? n / el : 0, walk_errors(c->walk));
-	sbuf_printf(line, " (%s directories)", fmt_count(b, dirs));
+	sbuf_printf(line, " (%s %s)", fmt_count(b, dirs), plural(dirs, "directory", "directories"));
 	walk_stuck(c->walk, line, 5);
 }
 
@@ -223,16 +225,18 @@ static void summary_text(struct walk_cmd *c, FILE *f, double el)
 {
 	char b1[32], b2[32];
 	uint64_t n = total_entries(&c->t);
-	fprintf(f, "%s entries", fmt_count(b1, n));
+	fprintf(f, "%s %s", fmt_count(b1, n), plural(n, "entry", "entries"));
 	const char *sep = ": ";
 	for (int i = 0; i < T_N; i++)
 		if (c->t.by_type[i] || i <= T_D) {
-			fprintf(f, "%s%s %s", sep, fmt_count(b1, c->t.by_type[i]), type_names[i]);
+			fprintf(f, "%s%s %s", sep, fmt_count(b1, c->t.by_type[i]),
+				c->t.by_type[i] == 1 ? type_name_one[i] : type_names[i]);
 			sep = ", ";
 		}
 	if (c->stat)
 		fprintf(f, "; %s apparent, %s allocated", fmt_bytes(b1, c->t.apparent), fmt_bytes(b2, c->t.allocated));
-	fprintf(f, "; %s errors; %.2f s, %s entries/s\n", fmt_count(b1, walk_errors(c->walk)), el,
+	fprintf(f, "; %s %s; %.2f s, %s entries/s\n", fmt_count(b1, walk_errors(c->walk)),
+		plural(walk_errors(c->walk), "error", "errors"), el,
 		fmt_count(b2, el > 0 ? (uint64_t)(n / el) : n));
 }
 

@@ -76,7 +76,7 @@ void progress_format(struct sbuf *b, const char *unit, uint64_t done, uint64_t t
 		sbuf_adds(b, ", ETA ");
 		fmt_duration(b, (total - done) / rate);
 	}
-	sbuf_printf(b, ", %s errors, ", fmt_count(n1, errors));
+	sbuf_printf(b, ", %s %s, ", fmt_count(n1, errors), plural(errors, "error", "errors"));
 	fmt_duration(b, elapsed_s);
 }
 

@@ -45,6 +45,9 @@ uint64_t coarse_ns(void);
 /* Format n with thousands separators into buf (at least 32 bytes); returns buf. */
 char *fmt_count(char *buf, uint64_t n);
 
+/* The word to follow a count of n: one for 1, many otherwise ("1 error", "0 errors"). */
+static inline const char *plural(uint64_t n, const char *one, const char *many) { return n == 1 ? one : many; }
+
 /* Format a byte count as "1.5 GiB" into buf (at least 32 bytes); returns buf. */
 char *fmt_bytes(char *buf, uint64_t n);
 

@@ -93,3 +93,11 @@ grep -q -- "--json -: the summary would mix with the paths" "$D.out" && ok "--js
 expect_eq "--json - with -o FILE: fine" "0 4" "$? $(wc -l <"$D.list")"
 "$MYRIAD" walk --no-state --type '' "$D" >/dev/null 2>&1
 expect_eq "--type '': exit 2" 2 $?
+
+# "1 files", "1 errors": a count of one takes the singular (found in a review of the output).
+D=$(scratch)/one
+mkdir -p "$D" && touch "$D/f"
+"$MYRIAD" walk --no-state "$D" 2>/dev/null | grep -q '^2 entries: 1 file, 1 directory; 0 errors;' &&
+	ok "summary: 1 file, 1 directory" || fail "summary: $("$MYRIAD" walk --no-state "$D" 2>&1)"
+"$MYRIAD" fill --no-state -n 1 "$D/fill" 2>/dev/null | grep -q '^fill complete: 1 file (1 created' &&
+	ok "fill -n 1: says 1 file" || fail "fill -n 1: $("$MYRIAD" fill --no-state -n 1 "$D/fill2" 2>&1)"
