@@ -288,7 +288,8 @@ struct walk_opts {
 	unsigned type_mask;
 	int print;
 	bool stat, xdev;
-	const char *output, *types;
+	const char *output;
+	struct sbuf types; /* the --type lists given, joined by ',': part of the job's identity */
 	char **excludes;
 	size_t nexcludes;
 	uint64_t rate;
@@ -314,7 +315,6 @@ static int walk_parse(int argc, char **argv, void *opts)
 	o->argc = argc;
 	o->argv = argv;
 	o->type_mask = (1u << T_N) - 1;
-	o->types = "";
 	job_opts_init(&o->jo);
 	o->excludes = xcalloc(argc, sizeof(char *));
 	int opt;
@@ -340,9 +340,11 @@ static int walk_parse(int argc, char **argv, void *opts)
 			break;
 		case OPT_CMD_BASE + 3:
 			/* Repeated, the lists add up (--type f --type d is f,d), as find's -type f -o -type d. */
-			if (!*o->types)
+			if (!o->types.len)
 				o->type_mask = 0;
-			o->types = optarg;
+			else
+				sbuf_addc(&o->types, ',');
+			sbuf_adds(&o->types, optarg);
 			if (!parse_types(optarg, &o->type_mask))
 				return usage_error("--type: '%s' is not a list of f, d, l, p, s, b, c", optarg);
 			break;
@@ -379,6 +381,7 @@ static void walk_opts_free(void *opts)
 {
 	struct walk_opts *o = opts;
 	free(o->excludes);
+	sbuf_free(&o->types);
 }
 
 static int walk_run(void *opts)
@@ -412,7 +415,7 @@ static int walk_run(void *opts)
 	ser_u64(&id, c.stat);
 	ser_u64(&id, c.print);
 	ser_u64(&id, xdev);
-	ser_u64(&id, c.type_mask); /* the types themselves, as repeated --type lists add up */
+	ser_bytes(&id, o->types.len ? o->types.data : "", o->types.len); /* as 0.1 wrote it for one --type, so its states resume */
 	for (size_t i = 0; i < nexcludes; i++)
 		ser_str(&id, excludes[i]);
 	if (c.output && (!strcmp(c.output, "-") || identity_add_path(&id, c.output) != 0))
