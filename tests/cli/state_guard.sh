@@ -6,7 +6,13 @@
 # removed files of the user's directory.
 . "$(dirname "$0")/../lib.sh"
 S=$(scratch)
-OLD=${OLD_MYRIAD:-/work/old-myriad}
+# An older myriad, for its state format: OLD_MYRIAD, or 0.1 (commit 680700a, before the marker) built
+# from this repository's history.
+OLD=${OLD_MYRIAD:-$S/old/build/myriad}
+if [ ! -x "$OLD" ] && git -C "$TOP" cat-file -e 680700a^{commit} 2>/dev/null; then
+	mkdir -p "$S/old" && git -C "$TOP" archive 680700a | tar -x -C "$S/old" &&
+		make -s -C "$S/old" build/myriad >/dev/null 2>&1 || echo "building myriad 0.1 failed" >&2
+fi
 if ! sandbox; then
 	skip "state guards: no sandbox (the old behaviour removes files)"
 	exit 0
