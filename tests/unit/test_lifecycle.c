@@ -16,7 +16,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "cmd/lifecycle_guard.h"
+#include "cmd/lifecycle_record.h"
+#include "io/devbusy.h"
 #include "report/jsonread.h"
 #include "report/plot.h"
 #include "util/sbuf.h"
@@ -206,7 +207,7 @@ static void device_guard_refuses_mounted_and_non_devices(void **state)
 	char *dev = mounted_block_device(mnt, sizeof(mnt));
 	if (dev) {
 		/* Only the guard runs: nothing here can write to the device. */
-		assert_true(lc_device_refusal(dev, why, sizeof(why)));
+		assert_true(devbusy_refusal(dev, why, sizeof(why)));
 		char want[4200];
 		snprintf(want, sizeof(want), "mounted on %s", mnt);
 		assert_non_null(strstr(why, want));
@@ -214,9 +215,9 @@ static void device_guard_refuses_mounted_and_non_devices(void **state)
 			assert_non_null(strstr(why, "it holds the running system"));
 		free(dev);
 	}
-	assert_true(lc_device_refusal("/dev/null", why, sizeof(why)));
+	assert_true(devbusy_refusal("/dev/null", why, sizeof(why)));
 	assert_non_null(strstr(why, "not a block device"));
-	assert_true(lc_device_refusal("/nonexistent/dev", why, sizeof(why)));
+	assert_true(devbusy_refusal("/nonexistent/dev", why, sizeof(why)));
 	assert_non_null(strstr(why, "No such file"));
 }
 

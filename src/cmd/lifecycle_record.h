@@ -1,23 +1,18 @@
 /*
- * lifecycle_guard: what keeps myriad lifecycle to its own things. The record (OUT/made.list)
+ * lifecycle_record: what keeps myriad lifecycle to its own things. The record (OUT/made.list)
  * lists each image, mount point, loop device and mount a run makes, written durably before it is
  * made, so that the run itself and, after a kill -9, the next run with the same --out tear down
- * exactly those, each only while it still is what was recorded. The device guard says why a
- * block device given with --device must not be formatted.
+ * exactly those, each only while it still is what was recorded. (The guard on a block device
+ * given with --device is io/devbusy.h.)
  */
-#ifndef MYRIAD_LIFECYCLE_GUARD_H
-#define MYRIAD_LIFECYCLE_GUARD_H
+#ifndef MYRIAD_LIFECYCLE_RECORD_H
+#define MYRIAD_LIFECYCLE_RECORD_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
 
 #define LC_RECORD_NAME "made.list"
-
-/* Why the block device at path must not be formatted (mounted, or a partition of it mounted; held
- * by another device; swap; backing a loop device; a loop device whose image is in use or over a
- * device in use; busy to an exclusive open): true with one sentence in why; false when none. */
-bool lc_device_refusal(const char *path, char *why, size_t n);
 
 /* Open (creating) the record DIR/made.list for appending; -1 with errno on failure. */
 int lc_record_open(const char *dir);
@@ -33,8 +28,5 @@ int lc_record_add(int fd, const char *kind, const char *a, const char *b, const 
  * file. Mounts first, then loop devices, images, mount points. With announce, says what it does
  * and what it leaves alone. Empties the record when nothing of it is left; true then. */
 bool lc_record_clean(int fd, bool announce);
-
-/* Unmount what is mounted on point while the topmost mount there has the source src. */
-void lc_unmount(const char *point, const char *src);
 
 #endif

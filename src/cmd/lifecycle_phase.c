@@ -1,0 +1,267 @@
+/*
+ * lifecycle_phase: how myriad lifecycle runs and records one phase. Each phase is a child process
+ * in its own process group (so a stop request reaches everything it started), timed from fork to
+ * wait4, with its peak RSS from wait4's rusage: the child's own, not the run's. Its output goes to
+ * LOGDIR/FS-N-PHASE.log; a failure is recorded with the last line it printed.
+ * (The fork/exec/wait4 part, lc_run_child, could sit on util/proc.c's generic runner once that
+ * takes a log file, a process group and a stop request.)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmd/lifecycle.h"
+#include "report/jsonread.h"
+#include "util/sbuf.h"
+#include "util/signals.h"
+#include "util/util.h"
+
+static void on_child(int sig)
+{
+	(void)sig;
+	sig_wake();
+}
+
+void lc_watch_children(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_child;
+	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+}
+
+int lc_run_child(char *const argv[], int (*fn)(void), const char *log, double *wall_s, double *rss_kib)
+{
+	uint64_t t0 = now_ns();
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		setpgid(0, 0);
+		/* Killed with us, even by kill -9: no phase outlives the run that times it. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGCHLD, SIG_DFL);
+		int in = open("/dev/null", O_RDONLY);
+		int out = log ? open(log, O_WRONLY | O_CREAT | O_APPEND, 0644) : open("/dev/null", O_WRONLY);
+		if (in >= 0)
+			dup2(in, 0);
+		if (out >= 0) {
+			dup2(out, 1);
+			dup2(out, 2);
+		}
+		if (!argv)
+			_exit(fn());
+		execv(argv[0], argv);
+		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	int st = 0;
+	struct rusage ru;
+	memset(&ru, 0, sizeof(ru));
+	bool termed = false, killed = false;
+	uint64_t term_at = 0;
+	for (;;) {
+		pid_t w = wait4(pid, &st, WNOHANG, &ru);
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR)
+			break;
+		if (sig_stop_requested()) {
+			if (!termed) {
+				kill(-pid, SIGTERM);
+				termed = true;
+				term_at = now_ns();
+			} else if (!killed && now_ns() - term_at > 5000000000ull) {
+				kill(-pid, SIGKILL);
+				killed = true;
+			}
+			usleep(5000);
+		} else {
+			sig_wait(500);
+		}
+	}
+	if (wall_s)
+		*wall_s = (now_ns() - t0) / 1e9;
+	if (rss_kib)
+		*rss_kib = (double)ru.ru_maxrss;
+	return st;
+}
+
+/* The last non-empty line of a file (for error messages). */
+static char *last_line(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char line[1024], last[1024] = "";
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (line[0])
+			snprintf(last, sizeof(last), "%s", line);
+	}
+	fclose(f);
+	return last[0] ? xstrdup(last) : NULL;
+}
+
+/* ---- phases ---- */
+
+void lc_print_phase(const struct lc_cycle *c, int id)
+{
+	const struct lc_phase *p = &c->ph[id];
+	char b[32];
+	printf("  %-16s ", lc_phases[id].name);
+	if (p->status == LC_SKIPPED) {
+		printf("skipped: %s\n", p->error ? p->error : "");
+	} else {
+		printf("%9.3f s  peak RSS %7.1f MiB", p->wall_s, p->peak_rss_kib / 1024);
+		if (isfinite(p->rate))
+			printf("  %s %s", fmt_count(b, (uint64_t)p->rate), p->rate_unit);
+		if (isfinite(p->min_mem_kib))
+			printf("  states it needs at least %.0f MiB", p->min_mem_kib / 1024);
+		if (p->status == LC_FAILED)
+			printf("  FAILED: %s", p->error ? p->error : "");
+		printf("\n");
+	}
+	fflush(stdout);
+}
+
+void lc_skip_phase(struct lc *x, struct lc_cycle *c, int id, const char *why)
+{
+	struct lc_phase *p = &c->ph[id];
+	p->status = LC_SKIPPED;
+	free(p->error);
+	p->error = xstrdup(why);
+	lc_print_phase(c, id);
+	lc_save(x);
+}
+
+void lc_log_path(struct lc *x, const struct lc_cycle *c, int id, char *buf, size_t n, const char *ext)
+{
+	snprintf(buf, n, "%s/%s-%llu-%s.%s", x->logdir, c->fs, (unsigned long long)c->files, lc_phases[id].name, ext);
+}
+
+bool lc_run_phase(struct lc *x, struct lc_cycle *c, int id, char *const argv[], int (*fn)(void), int ok_exit)
+{
+	struct lc_phase *p = &c->ph[id];
+	char log[4400];
+	lc_log_path(x, c, id, log, sizeof(log), "log");
+	unlink(log);
+	struct sbuf cmd = {0};
+	if (argv)
+		for (int i = 0; argv[i]; i++)
+			sbuf_printf(&cmd, "%s%s", i ? " " : "", i == 0 && strstr(argv[0], "/proc/self/exe") ? "myriad" : argv[i]);
+	else
+		sbuf_adds(&cmd, id == PH_DROP1 ? "sync; echo 3 > /proc/sys/vm/drop_caches" : "echo 3 > /proc/sys/vm/drop_caches");
+	sbuf_addc(&cmd, 0);
+	free(p->command);
+	p->command = cmd.data;
+	int st = lc_run_child(argv, fn, log, &p->wall_s, &p->peak_rss_kib);
+	free(p->error);
+	p->error = NULL;
+	p->exit_status = -1;
+	if (st == -1) {
+		p->status = LC_FAILED;
+		p->error = xstrdup(strerror(errno));
+	} else if (WIFSIGNALED(st)) {
+		struct sbuf e = {0};
+		sbuf_printf(&e, "killed by signal %d%s", WTERMSIG(st), sig_stop_requested() ? " (run interrupted)" : "");
+		sbuf_addc(&e, 0);
+		p->status = LC_FAILED;
+		p->error = e.data;
+	} else {
+		p->exit_status = WEXITSTATUS(st);
+		bool ok = p->exit_status == 0 || (ok_exit >= 0 && p->exit_status == ok_exit);
+		p->status = ok ? LC_OK : LC_FAILED;
+		if (!ok) {
+			char *l = last_line(log);
+			struct sbuf e = {0};
+			sbuf_printf(&e, "exit status %d%s%s%s", p->exit_status, l ? ": " : "", l ? l : "",
+				    sig_stop_requested() ? " (run interrupted)" : "");
+			sbuf_addc(&e, 0);
+			p->error = e.data;
+			free(l);
+		}
+	}
+	if (p->status == LC_FAILED && !sig_stop_requested())
+		x->failed = true;
+	return p->status == LC_OK;
+}
+
+/* Read rate (and the timeline) from a myriad subcommand's --json. */
+static void read_myriad_json(struct lc_phase *p, const char *path, const char *rate_key, const char *unit)
+{
+	char err[256];
+	struct jv *d = jv_parse_file(path, err, sizeof(err));
+	if (!d)
+		return;
+	p->rate = jv_num(d, rate_key, NAN);
+	p->rate_unit = unit;
+	const struct jv *tl = jv_get(d, "timeline");
+	if (tl && tl->type == JV_ARR && tl->n) {
+		free(p->tl);
+		p->tl = xcalloc(tl->n, sizeof(*p->tl));
+		p->ntl = 0;
+		for (size_t i = 0; i < tl->n; i++) {
+			const struct jv *pt = &tl->items[i];
+			if (pt->type == JV_ARR && pt->n >= 3)
+				p->tl[p->ntl++] = (struct lc_point){jv_num(&pt->items[0], NULL, 0),
+								    jv_num(&pt->items[1], NULL, 0),
+								    jv_num(&pt->items[2], NULL, 0)};
+		}
+	}
+	jv_free(d);
+}
+
+bool lc_run_myriad(struct lc *x, struct lc_cycle *c, int id, const char *sub, const char *const *extra,
+		   const char *rate_key, const char *unit)
+{
+	char json[4400], tree[4200];
+	lc_log_path(x, c, id, json, sizeof(json), "json");
+	unlink(json);
+	snprintf(tree, sizeof(tree), "%s/tree", x->mnt);
+	char *argv[32];
+	int n = 0;
+	argv[n++] = "/proc/self/exe";
+	argv[n++] = (char *)sub;
+	argv[n++] = "--no-state";
+	argv[n++] = "--progress";
+	argv[n++] = "0";
+	argv[n++] = "--json";
+	argv[n++] = json;
+	for (; extra && *extra; extra++)
+		argv[n++] = (char *)*extra;
+	argv[n++] = tree;
+	argv[n] = NULL;
+	bool ok = lc_run_phase(x, c, id, argv, NULL, -1);
+	read_myriad_json(&c->ph[id], json, rate_key, unit);
+	return ok;
+}
+
+int lc_drop_caches(void)
+{
+	sync();
+	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	if (fd < 0 || write(fd, "3\n", 2) != 2) {
+		fprintf(stderr, "drop_caches: %s\n", strerror(errno));
+		return 1;
+	}
+	close(fd);
+	return 0;
+}
