@@ -18,7 +18,8 @@
 
 #include "cmd/lifecycle_guard.h"
 #include "report/jsonread.h"
-#include "report/plot.h"
+#include "report/fit.h"
+#include "report/results.h"
 #include "util/sbuf.h"
 #include "util/util.h"
 
