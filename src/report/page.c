@@ -71,6 +71,8 @@ static const char css[] =
     "figure{display:inline-block;margin:.5em}figcaption{font-size:.85em;max-width:520px}"
     "svg{width:520px;height:340px}";
 
+/* ---- the sections, top to bottom ---- */
+
 /* The value of metric for series s at exactly n files (its last cycle there), or false. */
 static bool value_at(struct lc_results *const *runs, const struct lc_series *s, int metric, uint64_t n, double *v)
 {
@@ -426,96 +428,99 @@ static void render_projections(struct sbuf *h, struct lc_results *const *runs, s
 	lc_proj_free(p, np);
 }
 
-/* Every cycle: its filesystem, options and the space and inodes the fill used. */
+/* Each cycle of each series, grouped by series (the order of the tables' rows), into row. */
+static void each_cycle(struct sbuf *h, struct lc_results *const *runs, const struct lc_series *ser, size_t nser,
+		       void (*row)(struct sbuf *h, const char *series, const struct lc_cycle *c))
+{
+	for (size_t s = 0; s < nser; s++) {
+		const struct lc_results *R = runs[ser[s].run];
+		for (size_t i = 0; i < R->ncycles; i++)
+			if (!strcmp(R->cycles[i].fs, ser[s].fs))
+				row(h, ser[s].name, &R->cycles[i]);
+	}
+}
+
+/* A cycle's row: its filesystem, options and the space and inodes the fill used. */
+static void cycle_row(struct sbuf *h, const char *series, const struct lc_cycle *c)
+{
+	sbuf_adds(h, "<tr><td class=l>");
+	html_escape(h, series);
+	sbuf_adds(h, "</td><td>");
+	fmt_files(h, (double)c->files);
+	sbuf_adds(h, "</td><td class=l><code>");
+	html_escape(h, c->mkfs_options);
+	sbuf_printf(h, "</code></td><td>%s</td><td>",
+		    c->lazy_itable_init < 0 ? "&ndash;" : c->lazy_itable_init ? "yes" : "no");
+	fmt_kib(h, c->image_bytes / 1024);
+	sbuf_adds(h, "</td><td>");
+	if (c->have_usage) {
+		fmt_kib(h, c->bytes_used / 1024);
+		sbuf_adds(h, " of ");
+		fmt_kib(h, c->bytes_total / 1024);
+		sbuf_adds(h, "</td><td>");
+		if (c->inodes_total > 0) {
+			fmt_files(h, c->inodes_used);
+			sbuf_adds(h, " / ");
+			fmt_files(h, c->inodes_total);
+		} else {
+			sbuf_adds(h, "dynamic (no inode count)");
+		}
+	} else {
+		sbuf_adds(h, "&ndash;</td><td>&ndash;");
+	}
+	sbuf_printf(h, "</td><td class=l>%s</td></tr>\n", c->complete ? "complete" : "incomplete");
+}
+
+/* A cycle's phases that ran, a row each: status, exit, time, memory, rate, and what went wrong. */
+static void phase_rows(struct sbuf *h, const char *series, const struct lc_cycle *c)
+{
+	for (int k = 0; k < PH_N; k++) {
+		const struct lc_phase *ph = &c->ph[k];
+		if (ph->status == LC_NOT_RUN)
+			continue;
+		sbuf_printf(h, "<tr class=%s><td class=l>", lc_status_names[ph->status]);
+		html_escape(h, series);
+		sbuf_adds(h, "</td><td>");
+		fmt_files(h, (double)c->files);
+		sbuf_printf(h, "</td><td class=l>%s</td><td class=l>%s</td><td>", lc_phases[k].name,
+			    lc_status_names[ph->status]);
+		if (ph->exit_status >= 0)
+			sbuf_printf(h, "%d", ph->exit_status);
+		sbuf_adds(h, "</td><td>");
+		fmt_num(h, ph->wall_s, "%.4f");
+		sbuf_adds(h, "</td><td>");
+		fmt_num(h, ph->peak_rss_kib, "%.0f");
+		sbuf_adds(h, "</td><td>");
+		if (isfinite(ph->rate))
+			sbuf_printf(h, "%.0f %s", ph->rate, ph->rate_unit ? ph->rate_unit : "/s");
+		sbuf_adds(h, "</td><td class=l>");
+		if (isfinite(ph->min_mem_kib)) {
+			sbuf_adds(h, "states it needs at least ");
+			fmt_kib(h, ph->min_mem_kib);
+			sbuf_adds(h, ". ");
+		}
+		html_escape(h, ph->error);
+		if (ph->command) {
+			sbuf_adds(h, " <code>");
+			html_escape(h, ph->command);
+			sbuf_adds(h, "</code>");
+		}
+		sbuf_adds(h, "</td></tr>\n");
+	}
+}
+
+/* Every cycle, then every phase of every cycle. */
 static void render_cycles(struct sbuf *h, struct lc_results *const *runs, const struct lc_series *ser, size_t nser)
 {
 	sbuf_adds(h, "<h2>Every cycle</h2>\n<table><tr><th class=l>filesystem</th><th>files</th>"
 		      "<th class=l>mkfs options</th><th>lazy itable init</th><th>image</th><th>space used</th>"
 		      "<th>inodes used / total</th><th class=l>cycle</th></tr>\n");
-	for (size_t s = 0; s < nser; s++) {
-		const struct lc_results *R = runs[ser[s].run];
-		for (size_t i = 0; i < R->ncycles; i++) {
-			const struct lc_cycle *c = &R->cycles[i];
-			if (strcmp(c->fs, ser[s].fs))
-				continue;
-			sbuf_adds(h, "<tr><td class=l>");
-			html_escape(h, ser[s].name);
-			sbuf_adds(h, "</td><td>");
-			fmt_files(h, (double)c->files);
-			sbuf_adds(h, "</td><td class=l><code>");
-			html_escape(h, c->mkfs_options);
-			sbuf_printf(h, "</code></td><td>%s</td><td>",
-				    c->lazy_itable_init < 0 ? "&ndash;" : c->lazy_itable_init ? "yes" : "no");
-			fmt_kib(h, c->image_bytes / 1024);
-			sbuf_adds(h, "</td><td>");
-			if (c->have_usage) {
-				fmt_kib(h, c->bytes_used / 1024);
-				sbuf_adds(h, " of ");
-				fmt_kib(h, c->bytes_total / 1024);
-				sbuf_adds(h, "</td><td>");
-				if (c->inodes_total > 0) {
-					fmt_files(h, c->inodes_used);
-					sbuf_adds(h, " / ");
-					fmt_files(h, c->inodes_total);
-				} else {
-					sbuf_adds(h, "dynamic (no inode count)");
-				}
-			} else {
-				sbuf_adds(h, "&ndash;</td><td>&ndash;");
-			}
-			sbuf_printf(h, "</td><td class=l>%s</td></tr>\n", c->complete ? "complete" : "incomplete");
-		}
-	}
+	each_cycle(h, runs, ser, nser, cycle_row);
 	sbuf_adds(h, "</table>\n");
-}
-
-/* Every phase of every cycle: status, exit, time, memory, rate, and what went wrong. */
-static void render_phases(struct sbuf *h, struct lc_results *const *runs, const struct lc_series *ser, size_t nser)
-{
 	sbuf_adds(h, "<table><tr><th class=l>filesystem</th><th>files</th><th class=l>phase</th>"
 		      "<th class=l>status</th><th>exit</th><th>wall s</th><th>peak RSS KiB</th><th>rate</th>"
 		      "<th class=l>notes</th></tr>\n");
-	for (size_t s = 0; s < nser; s++) {
-		const struct lc_results *R = runs[ser[s].run];
-		for (size_t i = 0; i < R->ncycles; i++) {
-			const struct lc_cycle *c = &R->cycles[i];
-			if (strcmp(c->fs, ser[s].fs))
-				continue;
-			for (int k = 0; k < PH_N; k++) {
-				const struct lc_phase *ph = &c->ph[k];
-				if (ph->status == LC_NOT_RUN)
-					continue;
-				sbuf_printf(h, "<tr class=%s><td class=l>", lc_status_names[ph->status]);
-				html_escape(h, ser[s].name);
-				sbuf_adds(h, "</td><td>");
-				fmt_files(h, (double)c->files);
-				sbuf_printf(h, "</td><td class=l>%s</td><td class=l>%s</td><td>", lc_phases[k].name,
-					    lc_status_names[ph->status]);
-				if (ph->exit_status >= 0)
-					sbuf_printf(h, "%d", ph->exit_status);
-				sbuf_adds(h, "</td><td>");
-				fmt_num(h, ph->wall_s, "%.4f");
-				sbuf_adds(h, "</td><td>");
-				fmt_num(h, ph->peak_rss_kib, "%.0f");
-				sbuf_adds(h, "</td><td>");
-				if (isfinite(ph->rate))
-					sbuf_printf(h, "%.0f %s", ph->rate, ph->rate_unit ? ph->rate_unit : "/s");
-				sbuf_adds(h, "</td><td class=l>");
-				if (isfinite(ph->min_mem_kib)) {
-					sbuf_adds(h, "states it needs at least ");
-					fmt_kib(h, ph->min_mem_kib);
-					sbuf_adds(h, ". ");
-				}
-				html_escape(h, ph->error);
-				if (ph->command) {
-					sbuf_adds(h, " <code>");
-					html_escape(h, ph->command);
-					sbuf_adds(h, "</code>");
-				}
-				sbuf_adds(h, "</td></tr>\n");
-			}
-		}
-	}
+	each_cycle(h, runs, ser, nser, phase_rows);
 	sbuf_adds(h, "</table>\n");
 }
 
@@ -546,7 +551,6 @@ int lc_render_html(struct lc_results *const *runs, size_t nruns, const char *pat
 	render_charts(&h, runs, nruns, ser, nser);
 	render_projections(&h, runs, nruns, project);
 	render_cycles(&h, runs, ser, nser);
-	render_phases(&h, runs, ser, nser);
 	render_foot(&h);
 	lc_series_free(ser, nser);
 	int rc = write_file_atomic(path, h.data, h.len);
