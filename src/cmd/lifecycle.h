@@ -3,7 +3,7 @@
  * lifecycle.c is the command (options, the runs over filesystems and scales, results.json);
  * lifecycle_cycle.c runs one (filesystem, scale) cycle as a table of phases; lifecycle_phase.c
  * runs one phase in a child and records its time, memory and status; lifecycle_record.c keeps
- * the record of what was made. The results' model and the HTML report are report/plot.h.
+ * the record of what was made. The results' model is report/results.h, the HTML report report/page.h.
  */
 #ifndef MYRIAD_LIFECYCLE_H
 #define MYRIAD_LIFECYCLE_H
@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report/plot.h"
+#include "report/results.h"
 #include "util/signals.h"
 
 #define PREFIX "myriad-lifecycle-"

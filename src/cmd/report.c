@@ -1,7 +1,7 @@
 /*
  * myriad report: render the HTML report of myriad lifecycle again from its results.json, or put
  * several runs side by side. The command's options only: reading results and drawing the page are
- * report/plot.h's, the same code lifecycle ends each run with.
+ * report/page.h's, the same code lifecycle ends each run with.
  */
 #include <getopt.h>
 #include <stdint.h>
@@ -10,7 +10,8 @@
 
 #include "cmd/cmds.h"
 #include "cmd/job.h"
-#include "report/plot.h"
+#include "report/page.h"
+#include "report/results.h"
 #include "util/util.h"
 
 static const char report_help[] =

@@ -8,7 +8,7 @@
 
 #include "fuzz.h"
 #include "report/jsonread.h"
-#include "report/plot.h"
+#include "report/results.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

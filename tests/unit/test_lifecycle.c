@@ -19,7 +19,8 @@
 #include "cmd/lifecycle_record.h"
 #include "io/devbusy.h"
 #include "report/jsonread.h"
-#include "report/plot.h"
+#include "report/fit.h"
+#include "report/results.h"
 #include "util/sbuf.h"
 #include "util/util.h"
 

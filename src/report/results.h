@@ -1,16 +1,18 @@
 /*
- * plot: the lifecycle results model (what `myriad lifecycle` measures and writes to results.json),
- * reading it back, the least-squares fits and projections, and the HTML report with charts drawn
- * by gnuplot (SVG, inlined). Shared by `myriad lifecycle` and `myriad report`.
+ * results: the lifecycle results model — what `myriad lifecycle` measures, per filesystem and
+ * scale, phase by phase — and its file form, results.json: writing it (with the projections of
+ * report/fit) and reading it back, so `myriad report` can re-render or compare runs long after
+ * the machine that measured them is gone. The page (report/page) and the fits read this model;
+ * nothing here draws or fits.
  */
-#ifndef MYRIAD_PLOT_H
-#define MYRIAD_PLOT_H
+#ifndef MYRIAD_RESULTS_H
+#define MYRIAD_RESULTS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report/json.h"
+struct sbuf;
 
 /* The phases of one cycle, in the order they run. */
 enum lc_phase_id {
@@ -39,6 +41,8 @@ struct lc_phase_info {
 	bool chart;        /* gets a time chart and a projection */
 };
 extern const struct lc_phase_info lc_phases[PH_N];
+/* The phase called name in results.json (PH_*), or -1: a phase of another version, which a
+ * reader skips rather than refuses. */
 int lc_phase_by_name(const char *name);
 
 enum lc_status { LC_NOT_RUN, LC_OK, LC_FAILED, LC_SKIPPED };
@@ -91,42 +95,21 @@ struct lc_results {
 	bool complete, gnuplot;
 };
 
-/* Linear t = a + b*N and power law t = c*N^k (log-log least squares); R² of each measured on
- * the original values, so they compare. model is the better one ("linear"/"power"), or
- * "constant" (the mean) when neither reaches R² 0.5, or "no trend" (projected NaN) when the better
- * one makes the value shrink as N grows: a time or a memory that falls with more files is noise,
- * not a law. Needs LC_FIT_MIN_SCALES distinct N. */
-#define LC_FIT_MIN_SCALES 3
-struct lc_fit {
-	int n;
-	double a, b, r2_lin;
-	bool have_pow;
-	double c, k, r2_pow;
-	const char *model;
-	double projected;
+/* One series: one filesystem of one run (fs points into the run; name is "fs" for a single run,
+ * "fs (run N)" when several are compared). The unit every chart line and projection is made of. */
+struct lc_series {
+	char *name;
+	const char *fs;
+	int run;
 };
-bool lc_fit(const double *x, const double *y, int n, double at, struct lc_fit *f);
-
-/* One projected metric of one filesystem. */
-struct lc_proj {
-	char *series;      /* filesystem (and run) */
-	const char *what;  /* phase title, or "checker peak RSS" */
-	const char *unit;  /* "s", "KiB" */
-	struct lc_fit fit;
-	double largest_n, largest_v; /* the largest measured point */
-};
-/* Every projection over results' cycles to files files. Returns the count; *out to free with
- * lc_proj_free. */
-size_t lc_projections(struct lc_results *const *runs, size_t nruns, double files, struct lc_proj **out);
-void lc_proj_free(struct lc_proj *p, size_t n);
-/* The projections as a JSON array under key. */
-void lc_proj_json(struct json *j, const char *key, const struct lc_proj *p, size_t n, double files);
-
-/* gnuplot commands that set axis ('x' or 'y') to span [lo, hi] with readable, distinct tick labels:
- * on a log axis at 1, 2, 5 per decade (only powers of ten past three decades), on a linear one every
- * 1, 2 or 5 x 10^k (4 to 7 ticks); si labels count with k, M, G (250k, 1.5M), otherwise plain
- * numbers. Nothing for an empty range. */
-void lc_axis_tics(struct sbuf *out, char axis, double lo, double hi, bool logscale, bool si);
+/* Every series of runs, in the order first seen. Returns the count; *out to free with
+ * lc_series_free. */
+size_t lc_series_collect(struct lc_results *const *runs, size_t nruns, struct lc_series **out);
+void lc_series_free(struct lc_series *s, size_t n);
+/* The value of metric in cycle c: a phase's wall time (metric = the phase, >= 0), -1 the checker's
+ * peak RSS, -2 xfs_repair's stated minimum memory (KiB). False when that was not measured (failed,
+ * skipped, absent), so fits and charts skip the point rather than plot a zero. */
+bool lc_metric_of(const struct lc_cycle *c, int metric, double *v);
 
 /* results.json: everything in r, plus the projections to r->project files. */
 void lc_results_json(const struct lc_results *r, struct sbuf *out);
@@ -137,18 +120,14 @@ struct lc_results *lc_load(const char *path, char *err, size_t errlen);
  * message in err when it is not JSON or not lifecycle's results: no cycles array, a cycle without
  * a filesystem name or file count, a phase twice. */
 struct lc_results *lc_parse(const char *data, size_t len, const char *source, char *err, size_t errlen);
+/* Free what one cycle holds and zero it: a resumed lifecycle drops the incomplete cycles of the
+ * results it reads back, to measure them again. */
 void lc_cycle_clear(struct lc_cycle *c);
+/* Free results and everything they hold (NULL: nothing). */
 void lc_free(struct lc_results *r);
 
-/* Write report.html for one or more runs (atomically). Charts need gnuplot; without it the page
- * says so and still has every table. Returns 0, or -1 with a message printed. */
-int lc_render_html(struct lc_results *const *runs, size_t nruns, const char *path);
-
-/* Append s HTML-escaped. */
-struct sbuf;
-void html_escape(struct sbuf *b, const char *s);
-
-/* Write doc to path atomically (temporary file, fsync, rename). -1 with errno. */
+/* Write doc to path atomically (temporary file, fsync, rename), so an interrupted lifecycle never
+ * leaves a half-written results.json or report.html. -1 with errno. */
 int write_file_atomic(const char *path, const char *data, size_t len);
 
 #endif

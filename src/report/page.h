@@ -1,0 +1,17 @@
+/*
+ * page: report.html, the lifecycle report — a verdict, the charts, the projections and every
+ * number measured — for one run or several compared. Shared by `myriad lifecycle` (after each
+ * cycle) and `myriad report` (from results.json files).
+ */
+#ifndef MYRIAD_PAGE_H
+#define MYRIAD_PAGE_H
+
+#include <stddef.h>
+
+#include "report/results.h"
+
+/* Write report.html for one or more runs (atomically). Charts need gnuplot; without it the page
+ * says so and still has every table. Returns 0, or -1 with a message printed. */
+int lc_render_html(struct lc_results *const *runs, size_t nruns, const char *path);
+
+#endif
