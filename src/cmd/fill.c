@@ -40,11 +40,12 @@ static const char fill_help[] =
     "are functions of (i, --seed, --fanout, --size), so `myriad verify DIR` can check them.\n"
     "Resumable: after any interruption, run the same command again.\n"
     "\n"
-    "  -n, --files N            number of files (1M = 1,000,000), required\n"
+    "  -n, --files N            number of files, 0 to 10^15 (1M = 1,000,000), required; 0: an\n"
+    "                           empty fill, complete\n"
     "  -s, --size SIZE          file size: 0 (default), 4k, 20k ...; or a range 1k-64k, drawn per file\n"
-    "      --fanout N           at most N entries per directory (default 1000)\n"
-    "  -j, --threads N          workers (default: one per CPU; 32 per CPU with --sync file, where\n"
-    "                           every file waits for the disk)\n"
+    "      --fanout N           at most N entries per directory, 2 to 10M (default 1000)\n"
+    "  -j, --threads N          workers, 1 to 4096 (default: one per CPU; 32 per CPU with --sync\n"
+    "                           file, where every file waits for the disk)\n"
     "      --sync MODE          none (default): leave data to the kernel; file: fsync each file\n"
     "                           before close; end: syncfs once at the end\n"
     "      --until-full         create until the filesystem runs out of space or inodes, then stop\n"
@@ -63,7 +64,9 @@ static const char fill_help[] =
     "space and run the same command to complete it.\n"
     "After a machine crash, --sync file guarantees every file counted in the last snapshot;\n"
     "with none or end, re-run the fill and then verify: files whose data was lost are rewritten\n"
-    "only if their size is wrong, so run verify (without --quick) after a crash.\n";
+    "only if their size is wrong, so run verify (without --quick) after a crash.\n"
+    "A resumed fill's counts are the whole job's: a file an interrupted run made counts as created,\n"
+    "not as already there, even after kill -9.\n";
 
 enum { OP_CREATE, OP_WRITE, OP_FSYNC, OP_CLOSE, OP_N = FILL_OPS };
 static const char *const op_names[] = {"create", "write", "fsync", "close"};

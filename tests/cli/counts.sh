@@ -142,6 +142,16 @@ done
 expect_eq "rm killed outright again and again: whole-job total = entries of the tree" "$want" \
 	"$(($(json_num "$W/rm2.json" files) + $(json_num "$W/rm2.json" directories)))"
 
+# rm --dry-run stopped and resumed: it walks again from the operands, and counts each entry once
+T=$W/drtree
+"$MYRIAD" fill -n 20000 --fanout 100 --no-state "$T" >/dev/null 2>&1
+want=$(find "$T" | wc -l)
+nruns=0 lastrc=
+interrupt "$MYRIAD" rm --dry-run --state "$W/drst" --rate 8000 --checkpoint-interval 0.2 --json "$W/dr.json" "$T"
+finish "$MYRIAD" rm --dry-run --state "$W/drst" --json "$W/dr.json" "$T"
+expect_eq "rm --dry-run stopped by SIGINT and resumed: each entry counted once" "$want" \
+	"$(($(json_num "$W/dr.json" files) + $(json_num "$W/dr.json" directories)))"
+
 # fill, on an empty DIR: every file is created by the job
 F=$W/fill2
 nruns=0 lastrc=
