@@ -1,5 +1,6 @@
-# fill and verify: a filled tree verifies; damage is found exactly, each finding with its path;
-# fill refuses what is not its own; an interrupted fill (SIGINT, kill -9) completes when re-run.
+# fill, checked by verify: a filled tree verifies; fill refuses what is not its own; an interrupted
+# fill (SIGINT, kill -9) completes when re-run. (verify's own cases, damages found exactly,
+# --quick, its resume: verify.sh.)
 . "$(dirname "$0")/../lib.sh"
 S=$(scratch)
 export XDG_STATE_HOME=$S/state
@@ -26,36 +27,6 @@ expect_eq "verify --quick: intact tree exits 0" 0 $?
 "$MYRIAD" fill -n 300 --fanout 200 -s 1k-8k --seed 7 "$S/g" >/dev/null 2>&1
 cmp -s "$F/d0/f150" "$S/g/d0/f150" && ok "fill: contents are a function of the parameters" || fail "contents differ"
 
-# Damage: 2 deleted, 1 truncated, 1 byte flipped, 1 stranger.
-rm "$F/d1/f300" "$F/d75/f15099"
-truncate -s 100 "$F/d3/f777"
-printf '\xff' | dd of="$F/d4/f901" bs=1 seek=500 conv=notrunc 2>/dev/null
-touch "$F/d42/stranger"
-"$MYRIAD" verify --errors "$S/errs" "$F" >/dev/null 2>"$S/err"
-expect_eq "verify: damaged tree exits 1" 1 $?
-want="corrupt $F/d4/f901
-extra $F/d42/stranger
-missing $F/d1/f300
-missing $F/d75/f15099
-wrong size $F/d3/f777"
-got=$(sed -E 's/^\{"path":"([^"]*)","problem":"([^"]*)".*/\2 \1/' "$S/errs" | sort)
-expect_eq "verify: names exactly the 5 damaged entries" "$want" "$got"
-expect_eq "verify: each finding also on stderr" 5 "$(grep -c "myriad verify: " "$S/err")"
-# The same, each leaf's files read ahead together, and read one by one: the same 5 findings.
-for pf in on off; do
-	MYRIAD_PREFETCH=$pf "$MYRIAD" verify --no-state --json "$S/pf.json" --errors "$S/pf.errs" "$F" >/dev/null 2>&1
-	expect_eq "verify, MYRIAD_PREFETCH=$pf: the same 5 findings, exit 1" "1 $want" \
-		"$? $(sed -E 's/^\{"path":"([^"]*)","problem":"([^"]*)".*/\2 \1/' "$S/pf.errs" | sort)"
-	ahead=$(json_num "$S/pf.json" files_read_ahead)
-	if [ $pf = on ]; then
-		[ "$ahead" -gt 0 ] && ok "verify, MYRIAD_PREFETCH=on: $ahead files read ahead" || fail "verify: files_read_ahead $ahead"
-	else
-		expect_eq "verify, MYRIAD_PREFETCH=off: none read ahead" 0 "$ahead"
-	fi
-done
-"$MYRIAD" verify --quick --errors "$S/qerrs" "$F" >/dev/null 2>&1
-expect_eq "verify --quick: finds all but the flipped byte" 4 "$(wc -l <"$S/qerrs")"
-
 # Refusals: nothing touched, exit 2.
 mkdir -p "$S/other"
 echo keep >"$S/other/precious"
@@ -73,14 +44,6 @@ expect_eq "fill: a bad size is a usage error" 2 $?
 expect_eq "fill: an inverted size range is a usage error" 2 $?
 "$MYRIAD" fill "$S/x" 2>/dev/null
 expect_eq "fill: --files is required" 2 $?
-"$MYRIAD" verify "$S/other" 2>"$S/err"
-expect_eq "verify: no manifest is exit 2" 2 $?
-grep -q "no fill manifest" "$S/err" && ok "verify: says there is no manifest" || fail "message: $(cat "$S/err")"
-cp -r "$S/g" "$S/g2"
-sed -i 's/^files 300/files 301/' "$S/g2/.myriad-fill"
-"$MYRIAD" verify "$S/g2" 2>"$S/err"
-expect_eq "verify: a tampered manifest is exit 2" 2 $?
-grep -q "checksum" "$S/err" && ok "verify: says the manifest is corrupt" || fail "message: $(cat "$S/err")"
 "$MYRIAD" fill -n 300 --fanout 200 -s 1k-8k --seed 7 "$S/g" >"$S/out" 2>&1
 expect_eq "fill: re-running a finished fill exits 0" 0 $?
 grep -q "nothing to do" "$S/out" && ok "fill: says it is already complete" || fail "output: $(cat "$S/out")"
@@ -114,19 +77,3 @@ expect_eq "fill: killed -9: exactly N files" 60000 "$(find "$S/k" -type f -name 
 expect_eq "fill: killed -9: verify passes" 0 $?
 expect_eq "fill: killed -9: the JSON counts every file once" 60000 "$(json_num "$S/k.json" files)"
 
-# verify interrupted and resumed reports what an uninterrupted one does.
-rm "$S/k/d10/f10010"
-mkdir "$S/k/d20/strange-dir"
-touch "$S/k/d20/zz"
-"$MYRIAD" verify --no-state --errors "$S/ve1" "$S/k" >/dev/null 2>&1
-for i in 1 2 3; do
-	"$MYRIAD" verify -j 1 --checkpoint-interval 0.02 --errors "$S/ve2" "$S/k" >/dev/null 2>&1 &
-	pid=$!
-	sleep 0.2
-	kill -9 $pid 2>/dev/null
-	wait $pid 2>/dev/null
-done
-"$MYRIAD" verify --errors "$S/ve2" --json "$S/v.json" "$S/k" >/dev/null 2>&1
-expect_eq "verify: resumed after kill -9, exit 1 for the damage" 1 $?
-expect_eq "verify: resumed report equals an uninterrupted one" "$(sort "$S/ve1")" "$(sort "$S/ve2")"
-expect_eq "verify: resumed JSON counts each file once" 60000 "$(json_num "$S/v.json" checked)"

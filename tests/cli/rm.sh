@@ -66,15 +66,24 @@ sleep 0.7
 kill -INT $pid
 wait $pid
 expect_eq "SIGINT: exit 3" 3 $?
+# Each run must resume the one before (a fresh start would also end with the tree gone): each says
+# so on stderr, and the last one's JSON counts every run (SIGINT's, three killed, its own).
+resumed=0
 for i in 1 2 3; do
-	"$MYRIAD" rm --rate 20k --checkpoint-interval 0.05 "$T" >/dev/null 2>&1 &
+	"$MYRIAD" rm --rate 20k --checkpoint-interval 0.05 "$T" >/dev/null 2>"$S/k$i.err" &
 	pid=$!
 	sleep 0.$((RANDOM % 5 + 2))
 	kill -9 $pid 2>/dev/null
 	wait $pid 2>/dev/null
+	grep -q "resuming the earlier run" "$S/k$i.err" && resumed=$((resumed + 1))
 done
-"$MYRIAD" rm --json "$S/r.json" "$T" >/dev/null 2>&1
+expect_eq "kill -9: each killed run resumed the one before" 3 "$resumed"
+"$MYRIAD" rm --json "$S/r.json" "$T" >/dev/null 2>"$S/k.err"
 expect_eq "kill -9 then the same command: exit 0" 0 $?
+grep -q "resuming the earlier run" "$S/k.err" && ok "kill -9 then the same command: it says it resumes" ||
+	fail "kill -9 then the same command: no resume notice: $(head -c 300 "$S/k.err")"
+expect_eq "kill -9 then the same command: a resume, the 5th run of the job (JSON sessions)" 5 \
+	"$(json_num "$S/r.json" sessions)"
 [ ! -e "$T" ] && ok "kill -9 then the same command: the tree is gone" || fail "left: $(find "$T" | wc -l) entries"
 expect_eq "no state is left behind" "" "$(ls "$S/state/myriad" 2>/dev/null)"
 

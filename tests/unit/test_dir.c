@@ -1,5 +1,7 @@
 /* Unit tests for io/dir: entry identity (device, inode, mount); dir_open_at refusing symlinks in
- * every component. tests/cli/nofollow_fallback.sh runs them again without openat2. */
+ * every component; dir_read giving every entry of a large directory once through a small buffer;
+ * dir_is_empty with and without names to ignore. tests/cli/nofollow_fallback.sh runs them again without openat2. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <setjmp.h>
@@ -108,12 +110,108 @@ static void open_refuses_symlinks(void **state)
 	assert_int_equal(system(p), 0);
 }
 
+/* 3000 entries with long names, read through a 4 KiB buffer (many calls): each name once, the
+ * dots, nothing else; 0 at the end, and -1 with errno on what is not a directory. */
+static void read_many_entries(void **state)
+{
+	char dir[] = "/tmp/myriad-unit-dir.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(dfd >= 0);
+	enum { N = 3000 };
+	char name[128];
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "entry-with-a-rather-long-name-%060d", i);
+		int fd = openat(dfd, name, O_CREAT | O_WRONLY | O_EXCL, 0644);
+		assert_true(fd >= 0);
+		close(fd);
+	}
+	unsigned char *seen = calloc(N, 1);
+	int dots = 0, calls = 0, other = 0;
+	char buf[4096] __attribute__((aligned(8)));
+	ssize_t n;
+	while ((n = dir_read(dfd, buf, sizeof(buf))) > 0) {
+		calls++;
+		for (ssize_t off = 0; off < n;) {
+			const struct linux_dirent64 *de = (const void *)(buf + off);
+			off += de->d_reclen;
+			int i;
+			if (dir_is_dot(de->d_name))
+				dots++;
+			else if (sscanf(de->d_name, "entry-with-a-rather-long-name-%d", &i) == 1 && i >= 0 && i < N &&
+				 de->d_type == DT_REG)
+				seen[i]++;
+			else
+				other++;
+		}
+	}
+	assert_int_equal(n, 0);
+	assert_true(calls > 10);
+	assert_int_equal(dots, 2);
+	assert_int_equal(other, 0);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(seen[i], 1);
+	free(seen);
+	/* Not a directory: -1 with errno. */
+	snprintf(name, sizeof(name), "entry-with-a-rather-long-name-%060d", 0);
+	int ffd = openat(dfd, name, O_RDONLY);
+	assert_true(ffd >= 0);
+	errno = 0;
+	assert_int_equal(dir_read(ffd, buf, sizeof(buf)), -1);
+	assert_int_equal(errno, ENOTDIR);
+	close(ffd);
+	close(dfd);
+	char cmd[64];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static int is_empty(const char *dir, const char *const *ignore)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	int r = dir_is_empty(fd, ignore);
+	close(fd);
+	return r;
+}
+
+static void empty_directories(void **state)
+{
+	char dir[] = "/tmp/myriad-unit-dir.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char p[128];
+	assert_int_equal(is_empty(dir, NULL), 1);
+	snprintf(p, sizeof(p), "%s/marker", dir);
+	int fd = open(p, O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(is_empty(dir, NULL), 0);
+	const char *const ignore[] = {"marker", NULL};
+	assert_int_equal(is_empty(dir, ignore), 1);
+	const char *const other[] = {"marke", "markers", NULL};
+	assert_int_equal(is_empty(dir, other), 0);
+	snprintf(p, sizeof(p), "%s/.hidden", dir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(is_empty(dir, ignore), 0);
+	/* Not a directory: -1. */
+	snprintf(p, sizeof(p), "%s/marker", dir);
+	fd = open(p, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(dir_is_empty(fd, NULL), -1);
+	close(fd);
+	char cmd[64];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(identity_is_by_inode),
 	    cmocka_unit_test(mounts_and_links_differ),
 	    cmocka_unit_test(open_refuses_symlinks),
+	    cmocka_unit_test(read_many_entries),
+	    cmocka_unit_test(empty_directories),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
