@@ -28,7 +28,7 @@
 #include "cmd/cmds.h"
 #include "cmd/cmdstate.h"
 #include "cmd/job.h"
-#include "engine/cgroup_io.h"
+#include "io/cgroup_io.h"
 #include "engine/walk.h"
 #include "io/copy.h"
 #include "io/prefetch.h"

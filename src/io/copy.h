@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "engine/throttle.h"
+#include "util/throttle.h"
 #include "util/sbuf.h"
 
 /* The largest piece of data moved at once (and taken from a --bwlimit throttle at once). */

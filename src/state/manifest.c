@@ -13,7 +13,7 @@
 
 #define MANIFEST_RESERVE (64 * 1024)
 
-#include "engine/layout.h"
+#include "state/layout.h"
 #include "util/sbuf.h"
 #include "util/util.h"
 
