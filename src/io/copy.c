@@ -22,22 +22,6 @@
  * instead of one per file. */
 static _Atomic uint64_t no_cfr_dev = UINT64_MAX;
 
-/* Write n bytes at off: 0, or -1 with errno and *op. A short write is retried: the next one says why. */
-static int write_at(int out, const char *buf, size_t n, off_t off, const char **op)
-{
-	for (size_t w = 0; w < n;) {
-		ssize_t k = pwrite(out, buf + w, n - w, off + w);
-		if (k <= 0) {
-			if (k == 0)
-				errno = EIO;
-			*op = "write";
-			return -1;
-		}
-		w += k;
-	}
-	return 0;
-}
-
 /* Copy [off, end) with copy_file_range, or with pread/pwrite where the kernel cannot. Returns the
  * offset reached (end, or less when the source ended early), or -1 with errno and *op. */
 static off_t copy_range(int in, int out, uint64_t dev, off_t off, off_t end, struct throttle *bw, uint64_t *bytes,
@@ -72,8 +56,10 @@ static off_t copy_range(int in, int out, uint64_t dev, off_t off, off_t end, str
 				*op = "read";
 				return -1;
 			}
-			if (write_at(out, buf, r, off, op) != 0)
+			if (pwrite_all(out, buf, r, off) != 0) {
+				*op = "write";
 				return -1;
+			}
 		}
 		if (r == 0)
 			break; /* the source shrank: the caller sees it in its before/after compare */
@@ -117,8 +103,10 @@ int copy_data(int in, int out, const struct copy_src *src, struct throttle *bw, 
 
 int copy_buffer(const void *data, size_t len, int out, uint64_t *bytes, _Atomic uint64_t *live, const char **op)
 {
-	if (write_at(out, data, len, 0, op) != 0)
+	if (pwrite_all(out, data, len, 0) != 0) {
+		*op = "write";
 		return -1;
+	}
 	*bytes += len;
 	if (live)
 		*live += len;

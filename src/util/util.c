@@ -211,6 +211,22 @@ int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t n = pwrite(fd, (const char *)buf + done, len - done, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			return -1;
+		}
+		done += n;
+	}
+	return 0;
+}
+
 size_t utf8_len(const unsigned char *s, size_t n)
 {
 	unsigned c = s[0];

@@ -67,5 +67,9 @@ void raise_nofile_limit(void);
 
 /* Write all of buf to fd, retrying on EINTR and short writes. -1 with errno on failure. */
 int write_all(int fd, const void *buf, size_t len);
+/* Write all of buf at offset off (the file offset is left alone, so threads may share fd),
+ * retrying on EINTR and short writes; a write of nothing fails as EIO rather than looping.
+ * -1 with errno on failure. */
+int pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 
 #endif
