@@ -113,23 +113,6 @@ int copy_buffer(const void *data, size_t len, int out, uint64_t *bytes, _Atomic 
 	return 0;
 }
 
-/* Read up to n bytes at off (short only at end of file). */
-static ssize_t read_at(int fd, char *buf, size_t n, off_t off)
-{
-	size_t done = 0;
-	while (done < n) {
-		ssize_t r = pread(fd, buf + done, n - done, off + (off_t)done);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			break;
-		done += r;
-	}
-	return (ssize_t)done;
-}
-
 int copy_compare(int a, int b, uint64_t size, struct throttle *bw, uint64_t *bytes, _Atomic uint64_t *live,
 		 uint64_t *at, int *which)
 {
@@ -142,12 +125,12 @@ int copy_compare(int a, int b, uint64_t size, struct throttle *bw, uint64_t *byt
 		size_t n = size - off > COPY_CHUNK ? COPY_CHUNK : (size_t)(size - off);
 		if (bw)
 			throttle_take(bw, n);
-		ssize_t ra = read_at(a, ba, n, (off_t)off);
+		ssize_t ra = pread_all(a, ba, n, (off_t)off);
 		if (ra < 0) {
 			*which = 0;
 			return -1;
 		}
-		ssize_t rb = read_at(b, bb, n, (off_t)off);
+		ssize_t rb = pread_all(b, bb, n, (off_t)off);
 		if (rb < 0) {
 			*which = 1;
 			return -1;

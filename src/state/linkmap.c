@@ -140,18 +140,10 @@ static int disk_open(struct disk *d, const char *dir, uint64_t nslots)
 
 static int read_full(int fd, void *buf, size_t n, uint64_t off)
 {
-	for (size_t done = 0; done < n;) {
-		ssize_t r = pread(fd, (char *)buf + done, n - done, (off_t)(off + done));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (r == 0)
-				errno = EIO; /* the file is never shorter than what was written */
-			return -1;
-		}
-		done += r;
-	}
-	return 0;
+	ssize_t r = pread_all(fd, buf, n, off);
+	if (r >= 0 && (size_t)r < n)
+		errno = EIO; /* the file is never shorter than what was written */
+	return r >= 0 && (size_t)r == n ? 0 : -1;
 }
 
 /*

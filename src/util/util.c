@@ -211,6 +211,22 @@ int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+ssize_t pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		done += n;
+	}
+	return (ssize_t)done;
+}
+
 int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
 	for (size_t done = 0; done < len;) {
