@@ -358,6 +358,96 @@ static int rt_open(struct rm_tree *t, int dirfd, const char *name, struct fs_id 
 	return -2;
 }
 
+/* Leave the emptied directory lv[*depth - 1] (open as *fd) for its parent: go up through "..",
+ * which must still be the directory we came down from, remove the child unless something in it
+ * was kept, and seek the parent back to where its reading stopped. 0, or -1 with errno and t->op. */
+static int rt_up(struct rm_tree *t, int *fd, struct rt_level *lv, size_t *depth)
+{
+	struct rt_level *cur = &lv[*depth - 1], *up = &lv[*depth - 2];
+	struct fs_id pid;
+	t->op = "open ..";
+	rt_path(t, cur->end, NULL);
+	int pfd = openat(*fd, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return -1;
+	if (fs_identity(pfd, "", &pid) != 0 || pid.dev != up->dev || pid.ino != up->ino || pid.mnt != t->mnt) {
+		close(pfd);
+		errno = ESTALE; /* moved while it was emptied */
+		return -1;
+	}
+	close(*fd);
+	*fd = pfd;
+	char cname[NAME_MAX + 1];
+	size_t start = up->end + 1, len = cur->end - start;
+	memcpy(cname, t->where.data + start, len);
+	cname[len] = 0;
+	bool kept = cur->kept;
+	(*depth)--;
+	if (kept) {
+		up->kept = true;
+	} else if (rt_unlink(t, *fd, cname, AT_REMOVEDIR) != 0) {
+		t->op = "rmdir";
+		rt_path(t, up->end, cname);
+		return -1;
+	}
+	rt_path(t, up->end, NULL);
+	t->op = "lseek";
+	if (lseek(*fd, up->resume, SEEK_SET) < 0)
+		return -1;
+	up->reopened = true;
+	return 0;
+}
+
+/* Remove the non-directories of one getdents buffer (n bytes) of the directory open as *fd; at
+ * the first directory, go down into it (holding only its fd: *fd becomes it, a level is pushed on
+ * *lv) and leave the rest of the buffer to be read again. 0, or -1 with errno and t->op. */
+static int rt_scan(struct rm_tree *t, int *fd, const char *buf, ssize_t n, struct rt_level **lv, size_t *depth,
+		   size_t *cap)
+{
+	struct rt_level *cur = &(*lv)[*depth - 1];
+	for (ssize_t off = 0; off < n;) {
+		const struct linux_dirent64 *de = (const void *)(buf + off);
+		off += de->d_reclen;
+		if (dir_is_dot(de->d_name))
+			continue;
+		int unlink_err = 0;
+		if (de->d_type != DT_DIR) {
+			if (rt_unlink(t, *fd, de->d_name, 0) == 0 || errno == ENOENT)
+				continue;
+			unlink_err = errno;
+			if (errno != EISDIR && errno != EPERM) {
+				t->op = "unlink";
+				rt_path(t, cur->end, de->d_name);
+				return -1;
+			}
+		}
+		/* A directory: go down into it, holding only its fd. */
+		rt_path(t, cur->end, de->d_name);
+		struct fs_id cid;
+		t->op = "open";
+		int cfd = rt_open(t, *fd, de->d_name, &cid);
+		if (cfd == -2) {
+			cur->kept = true;
+			continue;
+		}
+		if (cfd < 0) {
+			if (errno == ENOENT)
+				continue;
+			if (unlink_err && errno == ENOTDIR) /* not a directory: the unlink's own failure */
+				t->op = "unlink", errno = unlink_err;
+			return -1;
+		}
+		if (*depth == *cap)
+			*lv = xrealloc(*lv, (*cap *= 2) * sizeof(**lv));
+		(*lv)[*depth - 1].resume = de->d_off;
+		(*lv)[(*depth)++] = (struct rt_level){cid.dev, cid.ino, 0, t->where.len, false, false};
+		close(*fd);
+		*fd = cfd;
+		return 0; /* the rest of this buffer is read again from resume */
+	}
+	return 0;
+}
+
 int remove_tree(int dirfd, const char *name, struct rm_tree *t)
 {
 	t->removed = 0;
@@ -403,81 +493,12 @@ int remove_tree(int dirfd, const char *name, struct rm_tree *t)
 			}
 			if (depth == 1)
 				break;
-			/* Done: go up through "..", which must still be the directory we came down from. */
-			struct rt_level *up = &lv[depth - 2];
-			struct fs_id pid;
-			t->op = "open ..";
-			rt_path(t, cur->end, NULL);
-			int pfd = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (pfd < 0)
+			if (rt_up(t, &fd, lv, &depth) != 0)
 				goto out;
-			if (fs_identity(pfd, "", &pid) != 0 || pid.dev != up->dev || pid.ino != up->ino || pid.mnt != t->mnt) {
-				close(pfd);
-				errno = ESTALE; /* moved while it was emptied */
-				goto out;
-			}
-			close(fd);
-			fd = pfd;
-			char cname[NAME_MAX + 1];
-			size_t start = up->end + 1, len = cur->end - start;
-			memcpy(cname, t->where.data + start, len);
-			cname[len] = 0;
-			bool kept = cur->kept;
-			depth--;
-			if (kept) {
-				up->kept = true;
-			} else if (rt_unlink(t, fd, cname, AT_REMOVEDIR) != 0) {
-				t->op = "rmdir";
-				rt_path(t, up->end, cname);
-				goto out;
-			}
-			rt_path(t, up->end, NULL);
-			t->op = "lseek";
-			if (lseek(fd, up->resume, SEEK_SET) < 0)
-				goto out;
-			up->reopened = true;
 			continue;
 		}
-		for (ssize_t off = 0; off < n;) {
-			const struct linux_dirent64 *de = (const void *)(buf + off);
-			off += de->d_reclen;
-			if (dir_is_dot(de->d_name))
-				continue;
-			int unlink_err = 0;
-			if (de->d_type != DT_DIR) {
-				if (rt_unlink(t, fd, de->d_name, 0) == 0 || errno == ENOENT)
-					continue;
-				unlink_err = errno;
-				if (errno != EISDIR && errno != EPERM) {
-					t->op = "unlink";
-					rt_path(t, cur->end, de->d_name);
-					goto out;
-				}
-			}
-			/* A directory: go down into it, holding only its fd. */
-			rt_path(t, cur->end, de->d_name);
-			struct fs_id cid;
-			t->op = "open";
-			int cfd = rt_open(t, fd, de->d_name, &cid);
-			if (cfd == -2) {
-				cur->kept = true;
-				continue;
-			}
-			if (cfd < 0) {
-				if (errno == ENOENT)
-					continue;
-				if (unlink_err && errno == ENOTDIR) /* not a directory: the unlink's own failure */
-					t->op = "unlink", errno = unlink_err;
-				goto out;
-			}
-			if (depth == cap)
-				lv = xrealloc(lv, (cap *= 2) * sizeof(*lv));
-			lv[depth - 1].resume = de->d_off;
-			lv[depth++] = (struct rt_level){cid.dev, cid.ino, 0, t->where.len, false, false};
-			close(fd);
-			fd = cfd;
-			break; /* the rest of this buffer is read again from resume */
-		}
+		if (rt_scan(t, &fd, buf, n, &lv, &depth, &cap) != 0)
+			goto out;
 	}
 	close(fd);
 	fd = -1;
