@@ -31,6 +31,7 @@
 #include "io/cgroup_io.h"
 #include "engine/walk.h"
 #include "io/copy.h"
+#include "io/rmtree.h"
 #include "io/prefetch.h"
 #include "io/dir.h"
 #include "report/json.h"
