@@ -1,5 +1,5 @@
 /*
- * myriad fill: create N files in the deterministic layout (engine/layout.h) at the kernel's pace.
+ * myriad fill: create N files in the deterministic layout (state/layout.h) at the kernel's pace.
  * The plan is a pool over the layout's leaf directories — a worker owns a whole leaf, so no two
  * threads create in one directory — and the action creates the leaf's files in order. A small fill
  * (fewer than FILL_MIN_UNITS leaves) splits each leaf into consecutive parts instead, so that all
@@ -23,9 +23,9 @@
 #include "cmd/cmds.h"
 #include "cmd/cmdstate.h"
 #include "cmd/job.h"
-#include "engine/layout.h"
+#include "state/layout.h"
 #include "engine/pool.h"
-#include "engine/throttle.h"
+#include "util/throttle.h"
 #include "io/dir.h"
 #include "report/hist.h"
 #include "report/json.h"

@@ -2,7 +2,7 @@
  * job: what every long command shares around its engine — the common options (--json, --errors,
  * --state, --no-state, --fresh, --progress, --checkpoint-interval, -j), opening the checkpoint
  * (saying on stderr what an earlier run left and that it is resumed or discarded) and the error
- * log, and turning the outcome into DESIGN.md's exit codes. A command is its options, a
+ * log, and turning the outcome into the exit codes of docs/design.md. A command is its options, a
  * plan and an action; everything here is written once.
  */
 #ifndef MYRIAD_JOB_H

@@ -17,7 +17,7 @@
 #include "cmd/cmds.h"
 #include "cmd/cmdstate.h"
 #include "cmd/job.h"
-#include "engine/layout.h"
+#include "state/layout.h"
 #include "engine/pool.h"
 #include "io/dir.h"
 #include "io/prefetch.h"

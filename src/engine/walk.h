@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 
 #include "engine/run.h"
-#include "engine/throttle.h"
+#include "util/throttle.h"
 #include "report/errlog.h"
 #include "state/ser.h"
 

@@ -2,7 +2,8 @@
  * dir: the thin syscall layer for reading directories. getdents64 into a caller's large buffer
  * (no per-entry syscalls, d_type straight from the kernel), and opening a directory by a path
  * relative to a parent fd without following symlinks anywhere on the way, also when the path is
- * longer than PATH_MAX; and opening a file of a directory for reading.
+ * longer than PATH_MAX; opening a file of a directory for reading; and whether one directory
+ * lies inside another however each is reached (copy refuses a DST inside its SRC).
  */
 #ifndef MYRIAD_DIR_H
 #define MYRIAD_DIR_H
@@ -70,5 +71,12 @@ static inline int fs_inode_ordered(unsigned long type) { return type == FS_EXT |
 
 /* Is this entry "." or ".."? */
 static inline int dir_is_dot(const char *n) { return n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2])); }
+
+/*
+ * Is directory a the directory b or inside it, however each is reached? Compared by (dev, ino) up
+ * a's ".." chain to the root, and where that chain crosses the root of a mount that shows only
+ * part of a filesystem (a bind mount), by that root's path in b's filesystem. 1 yes, 0 no, -1 errno.
+ */
+int dir_within(int a, int b);
 
 #endif

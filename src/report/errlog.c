@@ -66,6 +66,28 @@ static bool stderr_take(void)
 	return left > 0;
 }
 
+/* Say msg on stderr as one write (lines from several threads do not interleave), then free it. */
+static void say(struct sbuf *msg)
+{
+	(void)write_all(2, msg->data, msg->len);
+	sbuf_free(msg);
+}
+
+/* Begin b's JSON line for path; line_end closes it and counts it. */
+static void line_begin(struct errbatch *b, struct json *j, const char *path, size_t pathlen)
+{
+	json_init(j, &b->lines);
+	json_open(j, NULL, '{');
+	json_bytes(j, "path", path, pathlen);
+}
+
+static void line_end(struct errbatch *b, struct json *j)
+{
+	json_close(j, '}');
+	sbuf_addc(&b->lines, '\n');
+	b->count++;
+}
+
 void errlog_report(struct errbatch *b, const char *path, size_t pathlen, const char *op, int err)
 {
 	if (stderr_take()) {
@@ -73,20 +95,14 @@ void errlog_report(struct errbatch *b, const char *path, size_t pathlen, const c
 		sbuf_printf(&msg, "%s: ", prog_name);
 		escape_path(&msg, path, pathlen);
 		sbuf_printf(&msg, ": %s: %s\n", op, strerror(err));
-		(void)write_all(2, msg.data, msg.len);
-		sbuf_free(&msg);
+		say(&msg);
 	}
-
 	struct json j;
-	json_init(&j, &b->lines);
-	json_open(&j, NULL, '{');
-	json_bytes(&j, "path", path, pathlen);
+	line_begin(b, &j, path, pathlen);
 	json_str(&j, "op", op);
 	json_i64(&j, "errno", err);
 	json_str(&j, "error", strerror(err));
-	json_close(&j, '}');
-	sbuf_addc(&b->lines, '\n');
-	b->count++;
+	line_end(b, &j);
 }
 
 void errlog_problem(struct errbatch *b, const char *path, size_t pathlen, const char *problem, const char *detail)
@@ -98,18 +114,13 @@ void errlog_problem(struct errbatch *b, const char *path, size_t pathlen, const 
 		if (detail && *detail)
 			sbuf_printf(&msg, " (%s)", detail);
 		sbuf_addc(&msg, '\n');
-		(void)write_all(2, msg.data, msg.len);
-		sbuf_free(&msg);
+		say(&msg);
 	}
 	struct json j;
-	json_init(&j, &b->lines);
-	json_open(&j, NULL, '{');
-	json_bytes(&j, "path", path, pathlen);
+	line_begin(b, &j, path, pathlen);
 	json_str(&j, "problem", problem);
 	json_str(&j, "detail", detail ? detail : "");
-	json_close(&j, '}');
-	sbuf_addc(&b->lines, '\n');
-	b->count++;
+	line_end(b, &j);
 }
 
 void errlog_commit(struct errlog *l, struct errbatch *b)

@@ -29,6 +29,7 @@
 #include <xxhash.h>
 
 #include "state/ser.h"
+#include "util/atomic.h"
 #include "util/util.h"
 
 #define MARKER "myriad-state"
@@ -133,28 +134,14 @@ static int open_own(int dirfd, const char *name, int flags)
 	return fd;
 }
 
-/* Write name whole through name.tmp, made afresh (O_EXCL after removing a stale one: a planted
- * link or hard link there is replaced, never written through), and rename it over name. */
+/* Write name whole through name.tmp, made afresh (a planted link or hard link there is replaced,
+ * never written through: the state directory is myriad's own), and rename it over name. */
 static int write_file_at(int dirfd, const char *name, const void *data, size_t len, bool durable)
 {
 	char tmp[64];
 	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-	if (unlinkat(dirfd, tmp, 0) != 0 && errno != ENOENT)
-		return -1;
-	int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -1;
-	if (write_all(fd, data, len) != 0 || (durable && fsync(fd) != 0)) {
-		int e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	if (close(fd) != 0 || renameat(dirfd, tmp, dirfd, name) != 0)
-		return -1;
-	if (durable && fsync(dirfd) != 0)
-		return -1;
-	return 0;
+	unsigned flags = ATOMIC_REPLACE_TMP | (durable ? 0 : ATOMIC_NOSYNC);
+	return atomic_write_at(dirfd, name, tmp, data, len, 0600, flags, 0) == 0 ? 0 : -1;
 }
 
 /* Read name (at most max bytes, 0: no limit) into buf. -1 with errno (ENOTOWN, ELOOP...). */

@@ -140,34 +140,10 @@ static int disk_open(struct disk *d, const char *dir, uint64_t nslots)
 
 static int read_full(int fd, void *buf, size_t n, uint64_t off)
 {
-	for (size_t done = 0; done < n;) {
-		ssize_t r = pread(fd, (char *)buf + done, n - done, (off_t)(off + done));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (r == 0)
-				errno = EIO; /* the file is never shorter than what was written */
-			return -1;
-		}
-		done += r;
-	}
-	return 0;
-}
-
-static int write_full(int fd, const void *buf, size_t n, uint64_t off)
-{
-	for (size_t done = 0; done < n;) {
-		ssize_t r = pwrite(fd, (const char *)buf + done, n - done, (off_t)(off + done));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (r == 0)
-				errno = EIO;
-			return -1;
-		}
-		done += r;
-	}
-	return 0;
+	ssize_t r = pread_all(fd, buf, n, off);
+	if (r >= 0 && (size_t)r < n)
+		errno = EIO; /* the file is never shorter than what was written */
+	return r >= 0 && (size_t)r == n ? 0 : -1;
 }
 
 /*
@@ -206,7 +182,7 @@ static int disk_place(struct disk *d, struct drec *buf, const struct drec *rec)
 	struct drec old;
 	if (disk_probe(d, buf, rec->dev, rec->ino, true, &slot, &old) != 1)
 		return -1;
-	if (write_full(d->tab, rec, sizeof(*rec), slot * sizeof(*rec)) != 0)
+	if (pwrite_all(d->tab, rec, sizeof(*rec), slot * sizeof(*rec)) != 0)
 		return -1;
 	if (old.off == 0)
 		d->used++;
@@ -234,7 +210,7 @@ static int disk_rebuild(struct linkmap *m, uint64_t nslots)
 			sbuf_reserve(&path, r.len);
 			rc = read_full(old->paths, path.data, r.len, r.off - 1);
 			if (rc == 0)
-				rc = write_full(new.paths, path.data, r.len, new.paths_len);
+				rc = pwrite_all(new.paths, path.data, r.len, new.paths_len);
 			r.off = new.paths_len + 1;
 			new.paths_len += r.len;
 			if (rc == 0)
@@ -267,7 +243,7 @@ static int disk_add(struct linkmap *m, uint64_t dev, uint64_t ino, uint32_t left
 			return -1;
 	}
 	struct drec r = {dev, ino, d->paths_len + 1, left, (uint32_t)len};
-	if (write_full(d->paths, path, len, d->paths_len) != 0)
+	if (pwrite_all(d->paths, path, len, d->paths_len) != 0)
 		return -1;
 	d->paths_len += len;
 	return disk_place(d, m->block, &r);
@@ -288,7 +264,7 @@ static int disk_take(struct linkmap *m, uint64_t dev, uint64_t ino, struct sbuf 
 	path->len = r.len;
 	path->data[r.len] = 0;
 	r.left--; /* at zero: a tombstone */
-	if (write_full(d->tab, &r, sizeof(r), slot * sizeof(r)) != 0)
+	if (pwrite_all(d->tab, &r, sizeof(r), slot * sizeof(r)) != 0)
 		return -1;
 	if (r.left == 0)
 		d->live--;

@@ -13,7 +13,8 @@
 
 #define MANIFEST_RESERVE (64 * 1024)
 
-#include "engine/layout.h"
+#include "state/layout.h"
+#include "util/atomic.h"
 #include "util/sbuf.h"
 #include "util/util.h"
 
@@ -23,26 +24,6 @@
 static const char *entry_kind(mode_t mode)
 {
 	return S_ISLNK(mode) ? "a symbolic link" : S_ISDIR(mode) ? "a directory" : "not a regular file";
-}
-
-/* Create DIR/.myriad-fill.tmp afresh, never through a link (O_EXCL | O_NOFOLLOW). One left by a
- * crash (a regular file) is removed first; anything else under that name was not made by fill and
- * is left as it is: -1 with a message. */
-static int create_tmp(int dirfd, const char *dirname)
-{
-	for (int tries = 0;; tries++) {
-		int fd = openat(dirfd, MANIFEST_TMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd >= 0 || errno != EEXIST || tries)
-			return fd;
-		struct stat st;
-		if (fstatat(dirfd, MANIFEST_TMP, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
-			warnx_("%s/%s: %s, not a file fill left: refusing to write the manifest through it; remove it",
-			       dirname, MANIFEST_TMP, entry_kind(st.st_mode));
-			errno = EEXIST;
-			return -2;
-		}
-		unlinkat(dirfd, MANIFEST_TMP, 0); /* unlinking a name never follows it */
-	}
 }
 
 int manifest_write(int dirfd, const char *dirname, const struct manifest *m)
@@ -55,43 +36,36 @@ int manifest_write(int dirfd, const char *dirname, const struct manifest *m)
 	for (uint64_t i = 0; i < m->npartial; i++)
 		sbuf_printf(&b, "partial %" PRIu64 " %" PRIu64 "\n", m->partial[i].leaf, m->partial[i].count);
 	sbuf_printf(&b, "checksum %016llx\n", (unsigned long long)XXH64(b.data, b.len, 0));
-	int r = -1;
-	const char *op = "write";
-	int fd = create_tmp(dirfd, dirname);
-	bool made_tmp = fd >= 0;
-	if (fd >= 0 && write_all(fd, b.data, b.len) == 0) {
-		/* Reserve room for in-place rewrites on a full filesystem (it moves with the rename). */
-		(void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, MANIFEST_RESERVE);
-		if (fsync(fd) == 0) {
-			int closed = close(fd);
-			fd = -1;
-			op = "rename";
-			/* rename replaces whatever entry is at the manifest's name, never what it points to */
-			if (closed == 0 && renameat(dirfd, MANIFEST_TMP, dirfd, MANIFEST_NAME) == 0 && fsync(dirfd) == 0)
-				r = 0;
-		}
-	}
+	/* .myriad-fill.tmp is made afresh, never through a link; one left by a crash (a regular file)
+	 * is removed first; anything else under that name was not made by fill and is left as it is.
+	 * Room is reserved for in-place rewrites on a full filesystem (it moves with the rename). */
+	int r = atomic_write_at(dirfd, MANIFEST_NAME, MANIFEST_TMP, b.data, b.len, 0644, 0, MANIFEST_RESERVE);
 	int e = errno;
-	if (r && fd != -2 && (e == ENOSPC || e == EDQUOT)) {
+	const char *op = r == ATOMIC_RENAME_FAILED ? "rename" : "write";
+	struct stat st;
+	if (r == -1 && e == EEXIST && fstatat(dirfd, MANIFEST_TMP, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    !S_ISREG(st.st_mode)) {
+		warnx_("%s/%s: %s, not a file fill left: refusing to write the manifest through it; remove it", dirname,
+		       MANIFEST_TMP, entry_kind(st.st_mode));
+		sbuf_free(&b);
+		errno = EEXIST;
+		return -1;
+	}
+	if (r && (e == ENOSPC || e == EDQUOT)) {
 		/* A full filesystem has no inode or block for a new file: rewrite the manifest in place,
 		 * in the room reserved when it was first written — only a regular file of one link, so
 		 * that nothing outside the tree is written. A torn rewrite fails its checksum. */
+		int fd = openat(dirfd, MANIFEST_NAME, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+		    pwrite_all(fd, b.data, b.len, 0) == 0 && ftruncate(fd, b.len) == 0 && fsync(fd) == 0)
+			r = 0;
 		if (fd >= 0)
 			close(fd);
-		if (made_tmp)
-			unlinkat(dirfd, MANIFEST_TMP, 0);
-		fd = openat(dirfd, MANIFEST_NAME, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		struct stat st;
-		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
-		    pwrite(fd, b.data, b.len, 0) == (ssize_t)b.len && ftruncate(fd, b.len) == 0 && fsync(fd) == 0)
-			r = 0;
 	}
-	if (r && fd != -2)
+	if (r)
 		warnx_("%s/%s: %s: %s", dirname, MANIFEST_NAME, op, strerror(e));
-	if (fd >= 0)
-		close(fd);
 	sbuf_free(&b);
-	return r;
+	return r ? -1 : 0;
 }
 
 void manifest_free(struct manifest *m)

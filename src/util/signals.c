@@ -19,10 +19,21 @@ static void on_stop(int sig)
 	sig_wake();
 }
 
-void sig_install(void)
+static void make_wake_pipe(void)
 {
 	if (wake_pipe[0] < 0 && pipe2(wake_pipe, O_NONBLOCK | O_CLOEXEC) != 0)
 		wake_pipe[0] = wake_pipe[1] = -1;
+}
+
+static void on_child(int sig)
+{
+	(void)sig;
+	sig_wake();
+}
+
+void sig_install(void)
+{
+	make_wake_pipe();
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
@@ -30,6 +41,17 @@ void sig_install(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
+
+void sig_wake_on_child(void)
+{
+	make_wake_pipe();
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_child;
+	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
 }
 
 void sig_wake(void)

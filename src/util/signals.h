@@ -20,6 +20,9 @@ void sig_request_stop(void);
 bool sig_stop_requested(void);
 /* The signal that stopped us (0 if none, or a request). */
 int sig_stop_signal(void);
+/* Wake sig_wait when a child process ends (SIGCHLD), so a parent waiting for one (proc_run)
+ * reaps it at once instead of at its next tick. Stop signals are left as they are. */
+void sig_wake_on_child(void);
 /* Wake the thread in sig_wait (async-signal-safe). */
 void sig_wake(void);
 

@@ -211,6 +211,38 @@ int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+ssize_t pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		done += n;
+	}
+	return (ssize_t)done;
+}
+
+int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t n = pwrite(fd, (const char *)buf + done, len - done, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			return -1;
+		}
+		done += n;
+	}
+	return 0;
+}
+
 size_t utf8_len(const unsigned char *s, size_t n)
 {
 	unsigned c = s[0];

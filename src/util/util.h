@@ -1,6 +1,6 @@
 /*
  * util: small helpers every module uses — allocation that cannot fail silently, number parsing with
- * the suffix conventions of DESIGN.md (counts take decimal suffixes, byte sizes binary ones), time.
+ * the suffix conventions of docs/design.md (counts take decimal suffixes, byte sizes binary ones), time.
  */
 #ifndef MYRIAD_UTIL_H
 #define MYRIAD_UTIL_H
@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -67,5 +68,12 @@ void raise_nofile_limit(void);
 
 /* Write all of buf to fd, retrying on EINTR and short writes. -1 with errno on failure. */
 int write_all(int fd, const void *buf, size_t len);
+/* Read up to len bytes at offset off, retrying on EINTR and short reads: fewer only at the end of
+ * the file. The count read, or -1 with errno. */
+ssize_t pread_all(int fd, void *buf, size_t len, uint64_t off);
+/* Write all of buf at offset off (the file offset is left alone, so threads may share fd),
+ * retrying on EINTR and short writes; a write of nothing fails as EIO rather than looping.
+ * -1 with errno on failure. */
+int pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 
 #endif

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/layout.h"
+#include "state/layout.h"
 #include "fuzz.h"
 #include "state/manifest.h"
 

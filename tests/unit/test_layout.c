@@ -6,7 +6,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "engine/layout.h"
+#include "state/layout.h"
 #include "report/hist.h"
 
 static void shapes_are_balanced(void **state)

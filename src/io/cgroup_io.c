@@ -1,5 +1,5 @@
 /* cgroup_io: a kernel-enforced I/O limit on one block device for this process (see cgroup_io.h). */
-#include "engine/cgroup_io.h"
+#include "io/cgroup_io.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* throttle: a shared-schedule rate limiter (see throttle.h). */
-#include "engine/throttle.h"
+#include "util/throttle.h"
 
 #include <time.h>
 

@@ -1,5 +1,5 @@
 /* layout: the deterministic tree of fill and verify (see layout.h). */
-#include "engine/layout.h"
+#include "state/layout.h"
 
 #include <stdio.h>
 #include <string.h>
