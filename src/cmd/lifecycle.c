@@ -34,6 +34,8 @@
 #include "report/jsonread.h"
 #include "report/page.h"
 #include "report/results.h"
+#include "util/atomic.h"
+#include "util/proc.h"
 #include "util/sbuf.h"
 #include "util/signals.h"
 #include "util/util.h"
@@ -88,23 +90,6 @@ const struct fs_kind lc_fs_kinds[LC_NFS] = {
 
 /* ---- small helpers ---- */
 
-char *lc_find_tool(const char *name)
-{
-	const char *path = getenv("PATH");
-	struct sbuf p = {0};
-	sbuf_printf(&p, "%s:/usr/sbin:/sbin:/usr/bin:/bin:/usr/local/sbin:/usr/local/bin", path ? path : "");
-	sbuf_addc(&p, 0);
-	char *found = NULL;
-	for (char *save, *d = strtok_r(p.data, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-		char f[4096];
-		snprintf(f, sizeof(f), "%s/%s", d, name);
-		if (access(f, X_OK) == 0)
-			found = xstrdup(f);
-	}
-	sbuf_free(&p);
-	return found;
-}
-
 static char *now_iso(void)
 {
 	char b[64];
@@ -123,7 +108,7 @@ static char *first_line(char *const argv[])
 	if (fd < 0)
 		return NULL;
 	close(fd);
-	lc_run_child(argv, NULL, tmp, NULL, NULL);
+	proc_run(argv, NULL, tmp, NULL, NULL);
 	FILE *f = fopen(tmp, "r");
 	char line[512] = "";
 	char *r = NULL;
@@ -146,7 +131,7 @@ void lc_save(struct lc *x)
 	x->res->updated = now_iso();
 	struct sbuf b = {0};
 	lc_results_json(x->res, &b);
-	if (write_file_atomic(x->results_path, b.data, b.len) != 0)
+	if (atomic_write_file(x->results_path, b.data, b.len) != 0)
 		warnx_("%s: %s", x->results_path, strerror(errno));
 	sbuf_free(&b);
 }
@@ -195,7 +180,7 @@ static void host_info(struct lc *x)
 		fclose(f);
 	for (size_t i = 0; i < x->nfs; i++) {
 		const struct fs_kind *k = x->fs[i];
-		char *m = lc_find_tool(k->mkfs), *c = lc_find_tool(k->checker);
+		char *m = proc_find_tool(k->mkfs), *c = proc_find_tool(k->checker);
 		char *a1[] = {m, "-V", NULL};
 		add_tool(r, k->mkfs, a1);
 		char *a2[] = {c, strcmp(k->checker, "btrfs") ? "-V" : "--version", NULL};
@@ -205,7 +190,7 @@ static void host_info(struct lc *x)
 	}
 	const char *others[] = {"losetup", "mount", "gnuplot"};
 	for (size_t i = 0; i < ARRAY_LEN(others); i++) {
-		char *t = lc_find_tool(others[i]);
+		char *t = proc_find_tool(others[i]);
 		char *a[] = {t, "--version", NULL};
 		add_tool(r, others[i], a);
 		free(t);
@@ -224,7 +209,7 @@ static const struct fs_kind *fs_by_name(const char *name)
 
 static bool fs_installed(const struct fs_kind *k)
 {
-	char *m = lc_find_tool(k->mkfs), *c = lc_find_tool(k->checker);
+	char *m = proc_find_tool(k->mkfs), *c = proc_find_tool(k->checker);
 	bool ok = m && c;
 	free(m);
 	free(c);
@@ -443,7 +428,7 @@ static int lc_check_can_run(struct lc *x, const char *fs_list, int argc)
 		warnx_("no filesystem to run: install e2fsprogs, xfsprogs or btrfs-progs");
 		return EXIT_USAGE;
 	}
-	if (!lc_find_tool("losetup") && !x->device) {
+	if (!proc_find_tool("losetup") && !x->device) {
 		warnx_("losetup is not installed (Debian package util-linux)");
 		return EXIT_USAGE;
 	}
@@ -491,7 +476,6 @@ static int lc_open_out(struct lc *x, int *lock, char *record_path, size_t n)
 		return usage_error("%s: %s", record_path, strerror(errno));
 	}
 	sig_install();
-	lc_watch_children();
 	if (!lc_record_clean(x->record, true))
 		warnx_("some of what an earlier run made is still there: it stays in %s for the next run", record_path);
 	return -1;
@@ -540,7 +524,7 @@ static void lc_results_start(struct lc *x)
 	r->scales = xcalloc(x->nscales, sizeof(uint64_t));
 	memcpy(r->scales, x->scales, x->nscales * sizeof(uint64_t));
 	r->nscales = x->nscales;
-	char *gp = lc_find_tool("gnuplot");
+	char *gp = proc_find_tool("gnuplot");
 	r->gnuplot = gp != NULL;
 	free(gp);
 	host_info(x);

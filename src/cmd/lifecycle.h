@@ -51,23 +51,13 @@ static inline bool done(void) { return sig_stop_requested(); }
 
 /* ---- lifecycle.c ---- */
 
-/* The path of the program name on PATH or in the sbin and bin directories (root's tools are
- * often not on a user's PATH), or NULL. A copy to free. */
-char *lc_find_tool(const char *name);
-
 /* Rewrite results.json (atomically, with the time of this update): after every phase, so that a
  * run killed at any point leaves what it measured. */
 void lc_save(struct lc *x);
 
 /* ---- lifecycle_phase.c ---- */
 
-/* Wake the phase runner's wait when a child ends (a SIGCHLD handler): installed once per run. */
-void lc_watch_children(void);
-
-/* Run argv (or fn, when argv is NULL) in a child process in its own process group, its output
- * appended to log (NULL: discarded). Returns the wait status (-1: could not start); wall time and
- * peak RSS through the pointers. On a stop request the child's group gets SIGTERM, then SIGKILL. */
-int lc_run_child(char *const argv[], int (*fn)(void), const char *log, double *wall_s, double *rss_kib);
+/* (Children run through util/proc.h's proc_run; tools are found with proc_find_tool.) */
 
 /* LOGDIR/FS-N-PHASE.EXT: where a phase's output (log) and a myriad phase's --json go. */
 void lc_log_path(struct lc *x, const struct lc_cycle *c, int id, char *buf, size_t n, const char *ext);

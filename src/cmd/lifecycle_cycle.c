@@ -23,6 +23,7 @@
 #include "io/loopdev.h"
 #include "io/mounts.h"
 #include "util/sbuf.h"
+#include "util/proc.h"
 #include "util/util.h"
 
 /* Split s at spaces into argv (appended at *n). */
@@ -84,7 +85,7 @@ static int make_recorded(struct lc *x, bool dir, const char *fs, uint64_t files,
  * first. Another process may take the same free device first: then another one is tried. */
 static bool attach_recorded(struct lc *x, struct lc_cycle *c, const struct stat *img)
 {
-	char *losetup = lc_find_tool("losetup");
+	char *losetup = proc_find_tool("losetup");
 	bool ok = false, failed_before = x->failed;
 	/* A retry that works leaves no failure behind. */
 	for (int tries = 0; tries < 4 && !ok && !done(); tries++) {
@@ -405,7 +406,7 @@ static void cycle_finish(struct cyc *cy)
 	struct lc *x = cy->x;
 	unmount_cycle(x);
 	if (x->have_loop) {
-		char *losetup = lc_find_tool("losetup");
+		char *losetup = proc_find_tool("losetup");
 		char *dav[] = {losetup ? losetup : "/sbin/losetup", "-d", x->dev, NULL};
 		if (lc_run_phase(x, cy->c, PH_DETACH, dav, NULL, -1))
 			x->have_loop = false;
@@ -420,10 +421,10 @@ void lc_run_cycle(struct lc *x, const struct fs_kind *k, uint64_t files)
 {
 	struct cyc cy = {.x = x, .k = k, .c = cycle_new(x, k, files), .files = files};
 	if (cycle_setup(&cy)) {
-		cy.mkfs = lc_find_tool(k->mkfs);
-		cy.checker = lc_find_tool(k->checker);
-		cy.mount = lc_find_tool("mount");
-		cy.umount = lc_find_tool("umount");
+		cy.mkfs = proc_find_tool(k->mkfs);
+		cy.checker = proc_find_tool(k->checker);
+		cy.mount = proc_find_tool("mount");
+		cy.umount = proc_find_tool("umount");
 		if (run_steps(&cy))
 			cycle_finish(&cy);
 		free(cy.mkfs);

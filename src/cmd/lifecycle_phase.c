@@ -3,8 +3,7 @@
  * in its own process group (so a stop request reaches everything it started), timed from fork to
  * wait4, with its peak RSS from wait4's rusage: the child's own, not the run's. Its output goes to
  * LOGDIR/FS-N-PHASE.log; a failure is recorded with the last line it printed.
- * (The fork/exec/wait4 part, lc_run_child, could sit on util/proc.c's generic runner once that
- * takes a log file, a process group and a stop request.)
+ * The fork/exec/wait4 part is util/proc.c's proc_run.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,89 +19,11 @@
 
 #include "cmd/lifecycle.h"
 #include "report/jsonread.h"
+#include "util/proc.h"
 #include "util/sbuf.h"
 #include "util/signals.h"
 #include "util/util.h"
 
-static void on_child(int sig)
-{
-	(void)sig;
-	sig_wake();
-}
-
-void lc_watch_children(void)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_child;
-	sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGCHLD, &sa, NULL);
-}
-
-int lc_run_child(char *const argv[], int (*fn)(void), const char *log, double *wall_s, double *rss_kib)
-{
-	uint64_t t0 = now_ns();
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		setpgid(0, 0);
-		/* Killed with us, even by kill -9: no phase outlives the run that times it. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(127);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGCHLD, SIG_DFL);
-		int in = open("/dev/null", O_RDONLY);
-		int out = log ? open(log, O_WRONLY | O_CREAT | O_APPEND, 0644) : open("/dev/null", O_WRONLY);
-		if (in >= 0)
-			dup2(in, 0);
-		if (out >= 0) {
-			dup2(out, 1);
-			dup2(out, 2);
-		}
-		if (!argv)
-			_exit(fn());
-		execv(argv[0], argv);
-		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	setpgid(pid, pid);
-	int st = 0;
-	struct rusage ru;
-	memset(&ru, 0, sizeof(ru));
-	bool termed = false, killed = false;
-	uint64_t term_at = 0;
-	for (;;) {
-		pid_t w = wait4(pid, &st, WNOHANG, &ru);
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR)
-			break;
-		if (sig_stop_requested()) {
-			if (!termed) {
-				kill(-pid, SIGTERM);
-				termed = true;
-				term_at = now_ns();
-			} else if (!killed && now_ns() - term_at > 5000000000ull) {
-				kill(-pid, SIGKILL);
-				killed = true;
-			}
-			usleep(5000);
-		} else {
-			sig_wait(500);
-		}
-	}
-	if (wall_s)
-		*wall_s = (now_ns() - t0) / 1e9;
-	if (rss_kib)
-		*rss_kib = (double)ru.ru_maxrss;
-	return st;
-}
 
 /* The last non-empty line of a file (for error messages). */
 static char *last_line(const char *path)
@@ -172,7 +93,7 @@ bool lc_run_phase(struct lc *x, struct lc_cycle *c, int id, char *const argv[], 
 	sbuf_addc(&cmd, 0);
 	free(p->command);
 	p->command = cmd.data;
-	int st = lc_run_child(argv, fn, log, &p->wall_s, &p->peak_rss_kib);
+	int st = proc_run(argv, fn, log, &p->wall_s, &p->peak_rss_kib);
 	free(p->error);
 	p->error = NULL;
 	p->exit_status = -1;

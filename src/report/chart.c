@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "report/html.h"
+#include "util/proc.h"
 
 /* ---- axis ticks ---- */
 
@@ -113,22 +114,12 @@ void lc_axis_tics(struct sbuf *out, char axis, double lo, double hi, bool logsca
 
 /* ---- gnuplot ---- */
 
-/* gnuplot on PATH or in /usr/bin, /bin, /usr/local/bin (run_gnuplot's execlp then searches PATH
- * only, so a gnuplot found only in those may still fail to draw: the page says so per chart). */
+/* Is there a gnuplot (on PATH, or in the usual bin directories)? */
 static bool have_gnuplot(void)
 {
-	const char *path = getenv("PATH");
-	struct sbuf p = {0};
-	sbuf_printf(&p, "%s:/usr/bin:/bin:/usr/local/bin", path ? path : "");
-	sbuf_addc(&p, 0);
-	bool found = false;
-	for (char *save, *d = strtok_r(p.data, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
-		char f[4096];
-		snprintf(f, sizeof(f), "%s/gnuplot", d);
-		found = access(f, X_OK) == 0;
-	}
-	sbuf_free(&p);
-	return found;
+	char *g = proc_find_tool("gnuplot");
+	free(g);
+	return g != NULL;
 }
 
 void chart_begin(struct chart *c, const char *title, const char *xlabel, const char *ylabel, bool logx, bool logy,
@@ -174,23 +165,13 @@ void chart_series(struct chart *c, const char *name, const double *x, const doub
 
 static int run_gnuplot(const char *script_path)
 {
-	pid_t pid = fork();
-	if (pid < 0)
+	char *g = proc_find_tool("gnuplot");
+	if (!g)
 		return -1;
-	if (pid == 0) {
-		int fd = open("/dev/null", O_RDWR);
-		if (fd >= 0) {
-			dup2(fd, 0);
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		execlp("gnuplot", "gnuplot", script_path, (char *)NULL);
-		_exit(127);
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-	}
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+	char *argv[] = {g, (char *)script_path, NULL};
+	int st = proc_run(argv, NULL, NULL, NULL, NULL);
+	free(g);
+	return st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
 void chart_end(struct chart *c, const char *caption)

@@ -15,6 +15,7 @@
 #include "report/chart.h"
 #include "report/fit.h"
 #include "report/html.h"
+#include "util/atomic.h"
 #include "util/sbuf.h"
 #include "util/util.h"
 
@@ -553,7 +554,7 @@ int lc_render_html(struct lc_results *const *runs, size_t nruns, const char *pat
 	render_cycles(&h, runs, ser, nser);
 	render_foot(&h);
 	lc_series_free(ser, nser);
-	int rc = write_file_atomic(path, h.data, h.len);
+	int rc = atomic_write_file(path, h.data, h.len);
 	if (rc != 0)
 		warnx_("%s: %s", path, strerror(errno));
 	sbuf_free(&h);

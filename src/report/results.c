@@ -444,32 +444,3 @@ void lc_free(struct lc_results *r)
 	free(r);
 }
 
-/* ---- files ---- */
-
-int write_file_atomic(const char *path, const char *data, size_t len)
-{
-	struct sbuf tmp = {0};
-	sbuf_printf(&tmp, "%s.tmp.%d", path, (int)getpid());
-	sbuf_addc(&tmp, 0);
-	int fd = open(tmp.data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		sbuf_free(&tmp);
-		return -1;
-	}
-	if (write_all(fd, data, len) != 0 || fsync(fd) != 0) {
-		int e = errno;
-		close(fd);
-		unlink(tmp.data);
-		sbuf_free(&tmp);
-		errno = e;
-		return -1;
-	}
-	close(fd);
-	int rc = rename(tmp.data, path);
-	int e = errno;
-	if (rc != 0)
-		unlink(tmp.data);
-	sbuf_free(&tmp);
-	errno = e;
-	return rc;
-}

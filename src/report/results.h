@@ -126,8 +126,5 @@ void lc_cycle_clear(struct lc_cycle *c);
 /* Free results and everything they hold (NULL: nothing). */
 void lc_free(struct lc_results *r);
 
-/* Write doc to path atomically (temporary file, fsync, rename), so an interrupted lifecycle never
- * leaves a half-written results.json or report.html. -1 with errno. */
-int write_file_atomic(const char *path, const char *data, size_t len);
 
 #endif

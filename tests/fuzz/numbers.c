@@ -2,7 +2,7 @@
  * Fuzz target "numbers": the parsers of counts (1M = 10^6), byte sizes (4k = 4096, 20MiB), size
  * ranges (1k-64k), seconds and --ionice classes that every subcommand's options use. Each value
  * accepted is checked against an independent computation in 128-bit arithmetic of what
- * DESIGN.md's conventions say it means; whatever overflows 64 bits must be refused.
+ * docs/design.md's conventions say it means; whatever overflows 64 bits must be refused.
  */
 #include <ctype.h>
 #include <stddef.h>

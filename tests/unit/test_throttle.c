@@ -1,4 +1,4 @@
-/* Unit tests for throttle (engine/throttle.h; moving to util/): the long-run rate holds within a
+/* Unit tests for throttle (util/throttle.h): the long-run rate holds within a
  * tolerance, for one caller and for several threads sharing it; at most a 0.1 s burst passes after
  * an idle spell; and an unlimited throttle never sleeps. */
 #include <pthread.h>
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "engine/throttle.h"
+#include "util/throttle.h"
 #include "util/util.h"
 
 static double seconds_since(uint64_t t0) { return (double)(now_ns() - t0) / 1e9; }
