@@ -13,6 +13,7 @@
 #include "cmd/copy_int.h"
 #include "io/copy.h"
 #include "io/dir.h"
+#include "io/xattr.h"
 
 /* Compare a regular file's data with its DST twin (same size). 0 equal, 1 different (detail says
  * where), -1 failed (reported). */
@@ -52,7 +53,7 @@ out:
 }
 
 bool copy_check_entry(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e, int dfd,
-			const struct stat *have, struct errbatch *errs)
+		      const struct stat *have, struct errbatch *errs)
 {
 	const struct statx *s = e->stx;
 	const char *what = NULL;

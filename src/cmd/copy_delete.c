@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "cmd/copy_int.h"
-#include "io/copy.h"
 #include "io/dir.h"
+#include "io/rmtree.h"
 #include "util/util.h"
 
 /* --max-delete ran out: say so once; the copy goes on, deleting nothing more, and ends with exit 1. */
@@ -48,7 +48,7 @@ static void note_mount_point(void *arg, const char *rel, size_t len)
 /* Delete name in DST directory dfd (of d) and all under it, as --delete does: every entry counted
  * and taken from --max-delete, nothing under a mount point. 0, or -1 (reported). */
 int copy_delete_tree(struct copy *c, struct local *l, const struct walk_dir *d, int dfd, const char *name,
-		       struct errbatch *errs)
+		     struct errbatch *errs)
 {
 	struct mount_note note = {c, d, errs};
 	struct rm_tree t = {.budget = c->max_delete_set ? &c->delete_budget : NULL,

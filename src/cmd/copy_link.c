@@ -84,7 +84,7 @@ static bool link_add(struct copy *c, uint64_t dev, uint64_t ino, uint32_t left, 
 /* An entry with more links: link it to its inode's first DST name, or be that first name.
  * Returns 0 when handled (*failed set), 1 when the caller copies it as a plain entry. */
 int copy_hard_link(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e, int dfd,
-		     const struct stat *have, bool done, struct errbatch *errs, bool *failed)
+		   const struct stat *have, bool done, struct errbatch *errs, bool *failed)
 {
 	const struct statx *s = e->stx;
 	uint64_t dev = makedev(s->stx_dev_major, s->stx_dev_minor);
@@ -155,7 +155,7 @@ int copy_hard_link(struct copy *c, struct local *l, const struct walk_dir *d, co
 /* A SRC inode with more names: is DST's name (have) the same inode as DST's twin of its first
  * SRC name? NULL when it is (or it is the first), else what differs. Under link_lock. */
 const char *copy_check_links(struct copy *c, const struct walk_dir *d, const struct walk_entry *e,
-			       const struct stat *have)
+			     const struct stat *have)
 {
 	const struct statx *s = e->stx;
 	uint64_t dev = makedev(s->stx_dev_major, s->stx_dev_minor);

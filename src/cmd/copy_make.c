@@ -17,6 +17,7 @@
 #include "io/copy.h"
 #include "io/dir.h"
 #include "io/prefetch.h"
+#include "io/xattr.h"
 
 
 struct tally_slot *copy_slot(struct copy *c, struct local *l)
@@ -30,7 +31,7 @@ struct tally_slot *copy_slot(struct copy *c, struct local *l)
 /* Announce the entry name of d, about to be finished (its mtime set last), counted by counter k
  * once it is: its path relative to SRC and DST. */
 struct tally_slot *copy_announce(struct copy *c, struct local *l, unsigned k, const struct walk_dir *d,
-				   const char *name)
+				 const char *name)
 {
 	struct tally_slot *s = copy_slot(c, l);
 	size_t rl = d->pathlen - d->relstart;
@@ -64,7 +65,7 @@ void copy_settle(void *ctx, unsigned counter, const char *rec, size_t len, uint6
 
 /* Copy a regular file's data into out (already created) and finish it. */
 bool copy_fill_file(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e, int dfd,
-		      int in, int out, unsigned has, struct errbatch *errs)
+		    int in, int out, unsigned has, struct errbatch *errs)
 {
 	struct sbuf p = {0};
 	const char *op = "open";
@@ -128,7 +129,7 @@ out:
 /* Open a source file for reading (without touching its atime when allowed): fd, or -1 reported.
  * A file copy_prepare read ahead comes with its fd and data (l->pre, for copy_fill_file). */
 int copy_open_src(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e,
-		    struct errbatch *errs)
+		  struct errbatch *errs)
 {
 	l->pre = (struct prefetched){-1, 0, NULL, 0};
 	if (e->type != DT_REG)
@@ -152,7 +153,7 @@ int copy_open_src(struct copy *c, struct local *l, const struct walk_dir *d, con
 /* Create the DST entry (a file: open, returned in *out) with no metadata yet, but for what has
  * (HAS_*: copy_given_meta) says it is made with. 0 or -1, *op set. */
 int copy_create_entry(const struct walk_dir *d, const struct walk_entry *e, int dfd, unsigned has, int *out,
-			const char **op)
+		      const char **op)
 {
 	const struct statx *s = e->stx;
 	*out = -1;
@@ -181,7 +182,7 @@ int copy_create_entry(const struct walk_dir *d, const struct walk_entry *e, int 
 /* Make way for a new entry: remove a DST non-directory or empty directory (with --delete, any
  * directory tree, but never a mount point). 0; -1 with errno and *op; 1 failed, reported. */
 int copy_clear_dst(struct copy *c, struct local *l, const struct walk_dir *d, int dfd, const char *name,
-		     const struct stat *have, struct errbatch *errs, const char **op)
+		   const struct stat *have, struct errbatch *errs, const char **op)
 {
 	if (!have)
 		return 0;
@@ -198,7 +199,7 @@ int copy_clear_dst(struct copy *c, struct local *l, const struct walk_dir *d, in
 
 /* Copy a non-directory. Returns true when it failed. */
 bool copy_make_entry(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e, int dfd,
-		       const struct stat *have, struct errbatch *errs)
+		     const struct stat *have, struct errbatch *errs)
 {
 	struct sbuf p = {0};
 	const char *op = "unlink";

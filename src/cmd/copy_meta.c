@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cmd/copy_int.h"
-#include "io/copy.h"
+#include "io/xattr.h"
 
 bool copy_same_time(const struct statx_timestamp *a, const struct timespec *b)
 {
@@ -44,7 +44,7 @@ unsigned copy_given_meta(const struct copy *c, const struct local *l, const stru
  * DST file or -1; sx: the source's xattr reference; has: what the entry already has (HAS_*).
  * Returns 0 or -1 with errno and *op. */
 int copy_set_meta(struct copy *c, const struct statx *s, int dfd, const char *name, int fd,
-		    const struct xref *sx, bool times, unsigned has, const char **op)
+		  const struct xref *sx, bool times, unsigned has, const char **op)
 {
 	bool lnk = S_ISLNK(s->stx_mode);
 	if (c->root && !(has & HAS_OWNER) && (fd >= 0 ? fchown(fd, s->stx_uid, s->stx_gid)

@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cmd/copy_int.h"
 #include "cmd/cmds.h"
-#include "io/copy.h"
+#include "cmd/copy_int.h"
 #include "io/dir.h"
+#include "io/dir_within.h"
 #include "util/util.h"
 
 /* Open directory p (O_PATH, following symlinks as the path does), or when it does not exist yet,

@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include "cmd/copy_int.h"
-#include "io/copy.h"
 #include "io/dir.h"
 #include "io/prefetch.h"
+#include "io/xattr.h"
 
 bool copy_entry(void *ctx, void *lp, const struct walk_dir *d, const struct walk_entry *e, struct errbatch *errs)
 {

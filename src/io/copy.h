@@ -1,9 +1,8 @@
 /*
- * copy: the syscall layer of myriad copy — moving one file's data (copy_file_range, falling back
- * to read/write, holes kept sparse with SEEK_DATA/SEEK_HOLE, bandwidth taken per chunk), its
- * extended attributes (POSIX ACLs included), comparing two files' data (--check) and removing a
- * tree below a directory fd. Every function works on fds plus names, so paths longer than
- * PATH_MAX never reach the kernel whole.
+ * copy: the data of myriad copy — moving one file's data (copy_file_range, falling back to
+ * read/write, holes kept sparse with SEEK_DATA/SEEK_HOLE, bandwidth taken per chunk) and comparing
+ * two files' data (--check). Extended attributes are io/xattr.h's, tree removal io/rmtree.h's,
+ * and where a directory lies io/dir_within.h's.
  */
 #ifndef MYRIAD_IO_COPY_H
 #define MYRIAD_IO_COPY_H
@@ -13,7 +12,7 @@
 #include <sys/types.h>
 
 #include "engine/throttle.h"
-#include "util/sbuf.h"
+
 
 /* The largest piece of data moved at once (and taken from a --bwlimit throttle at once). */
 #define COPY_CHUNK (1u << 20)
@@ -45,56 +44,5 @@ int copy_buffer(const void *data, size_t len, int out, uint64_t *bytes, _Atomic 
  */
 int copy_compare(int a, int b, uint64_t size, struct throttle *bw, uint64_t *bytes, _Atomic uint64_t *live,
 		 uint64_t *at, int *which);
-
-/*
- * An object whose extended attributes are read or written: an open fd (fd >= 0, path NULL), or
- * a name in a directory (dirfd, name) reached without following a final symlink.
- */
-struct xref {
-	int fd;
-	int dirfd;
-	const char *name;
-};
-
-/*
- * Copy every extended attribute of from to to (system.posix_acl_* included). With diff non-NULL
- * nothing is written: *diff is set when the two sets differ. Returns 0, or -1 with errno and
- * *op ("listxattr", "getxattr", "setxattr"). A filesystem without xattrs on the source counts as
- * an empty set.
- */
-int copy_xattrs(const struct xref *from, const struct xref *to, bool *diff, const char **op);
-
-/* Take one deletion from budget (NULL: no limit): false when none is left. */
-bool rm_budget_take(_Atomic uint64_t *budget);
-
-/* What remove_tree is allowed, and what it did. */
-struct rm_tree {
-	/* Deletions still allowed, shared by every worker (NULL: no limit): each unlink or rmdir
-	 * takes one first; none left, the removal stops with ECANCELED. */
-	_Atomic uint64_t *budget;
-	uint64_t mnt; /* the mount the tree lives on: a directory on any other is never entered */
-	/* Told of each mount point left alone (its path relative to remove_tree's dirfd). */
-	void (*mount_point)(void *arg, const char *rel, size_t len);
-	void *arg;
-	uint64_t removed; /* out: entries removed, also when it failed part way */
-	bool kept;        /* out: a mount point was left alone, so the entries above it stay */
-	struct sbuf where; /* out on failure: the path (relative to dirfd) of the entry that failed */
-	const char *op;    /* out on failure: the operation that failed */
-};
-
-/*
- * Remove name in dirfd and, if it is a directory, everything under it, without recursion: one
- * fd at a time, going back up through ".." checked against each level's (dev, ino); memory is one
- * small record and the name per level. Never follows a symlink, never enters another mount. 0, or
- * -1 with errno (ECANCELED: t->budget ran out; with t->kept: left because of a mount point).
- */
-int remove_tree(int dirfd, const char *name, struct rm_tree *t);
-
-/*
- * Is directory a the directory b or inside it, however each is reached? Compared by (dev, ino) up
- * a's ".." chain to the root, and where that chain crosses the root of a mount that shows only
- * part of a filesystem (a bind mount), by that root's path in b's filesystem. 1 yes, 0 no, -1 errno.
- */
-int dir_within(int a, int b);
 
 #endif

@@ -1,0 +1,40 @@
+/*
+ * rmtree: removing a tree below a directory fd without recursion, within a shared budget of
+ * deletions (--max-delete), never entering another mount: myriad copy's --delete.
+ */
+#ifndef MYRIAD_IO_RMTREE_H
+#define MYRIAD_IO_RMTREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/sbuf.h"
+
+/* Take one deletion from budget (NULL: no limit): false when none is left. */
+bool rm_budget_take(_Atomic uint64_t *budget);
+
+/* What remove_tree is allowed, and what it did. */
+struct rm_tree {
+	/* Deletions still allowed, shared by every worker (NULL: no limit): each unlink or rmdir
+	 * takes one first; none left, the removal stops with ECANCELED. */
+	_Atomic uint64_t *budget;
+	uint64_t mnt; /* the mount the tree lives on: a directory on any other is never entered */
+	/* Told of each mount point left alone (its path relative to remove_tree's dirfd). */
+	void (*mount_point)(void *arg, const char *rel, size_t len);
+	void *arg;
+	uint64_t removed; /* out: entries removed, also when it failed part way */
+	bool kept;        /* out: a mount point was left alone, so the entries above it stay */
+	struct sbuf where; /* out on failure: the path (relative to dirfd) of the entry that failed */
+	const char *op;    /* out on failure: the operation that failed */
+};
+
+/*
+ * Remove name in dirfd and, if it is a directory, everything under it, without recursion: one
+ * fd at a time, going back up through ".." checked against each level's (dev, ino); memory is one
+ * small record and the name per level. Never follows a symlink, never enters another mount. 0, or
+ * -1 with errno (ECANCELED: t->budget ran out; with t->kept: left because of a mount point).
+ */
+int remove_tree(int dirfd, const char *name, struct rm_tree *t);
+
+#endif
