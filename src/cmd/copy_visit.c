@@ -1,0 +1,226 @@
+/*
+ * copy_visit: the walk's visitor for myriad copy (engine/walk.h). copy_entry sends each entry to
+ * --check, a hard link, a directory made pre-order, or a plain copy; copy_prepare reads small files
+ * ahead; copy_dir_done deletes extras and gives a directory its metadata post-order, once its
+ * contents are in; copy_commit adds a worker's counts to the command's.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd/copy_int.h"
+#include "io/dir.h"
+#include "io/prefetch.h"
+#include "io/copy.h"
+
+bool copy_entry(void *ctx, void *lp, const struct walk_dir *d, const struct walk_entry *e, struct errbatch *errs)
+{
+	struct copy *c = ctx;
+	struct local *l = lp;
+	if (!d || !e->stx)
+		return false; /* the operand: DST itself, made before the walk */
+	l->seen_entries++;
+	if (e->type != DT_REG)
+		l->seen_bytes += e->stx->stx_blocks * 512; /* files: as their data moves, or when skipped */
+	struct sbuf p = {0};
+	int dfd = copy_dst_dir(c, l, d);
+	if (dfd < 0 && !(errno == ENOENT && c->dry_run)) {
+		/* ENOENT: its parent could not be made (reported there) or, checking, is missing. */
+		if (errno != ENOENT) {
+			copy_dst_path(&p, c, d, NULL);
+			copy_fail(c, errs, &p, "open", errno);
+			sbuf_free(&p);
+		}
+		return true;
+	}
+	struct stat st;
+	const struct stat *have = NULL;
+	if (dfd >= 0 && !l->cfresh) { /* (in a fresh directory it is not there yet: see struct local) */
+		if (fstatat(dfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			have = &st;
+		} else if (errno != ENOENT) {
+			copy_dst_path(&p, c, d, e->name);
+			copy_fail(c, errs, &p, "stat", errno);
+			sbuf_free(&p);
+			return true;
+		}
+	}
+	if (c->check)
+		return copy_check_entry(c, l, d, e, dfd, have, errs);
+	bool done = have && copy_up_to_date(e->stx, have);
+	if (c->dry_run) {
+		if (done && e->type != DT_DIR)
+			l->skipped++;
+		else if (e->type == DT_REG)
+			l->files++, l->bytes += e->stx->stx_size;
+		else if (e->type != DT_DIR)
+			l->others++;
+		return false;
+	}
+	if (e->type == DT_DIR) {
+		if (have && !S_ISDIR(have->st_mode) && unlinkat(dfd, e->name, 0) != 0 && errno != ENOENT) {
+			copy_dst_path(&p, c, d, e->name);
+			copy_fail(c, errs, &p, "unlink", errno);
+		} else if ((!have || !S_ISDIR(have->st_mode)) && mkdirat(dfd, e->name, 0700) != 0 && errno != EEXIST) {
+			copy_dst_path(&p, c, d, e->name);
+			copy_fail(c, errs, &p, "mkdir", errno);
+		} else if (have && S_ISDIR(have->st_mode) && !c->root && (have->st_mode & 0700) != 0700) {
+			fchmodat(dfd, e->name, (have->st_mode & 07777) | 0700, AT_SYMLINK_NOFOLLOW); /* (contents go in) */
+		}
+		bool bad = p.len != 0;
+		sbuf_free(&p);
+		return bad;
+	}
+	bool failed = false;
+	if (e->stx->stx_nlink > 1 && copy_hard_link(c, l, d, e, dfd, have, done, errs, &failed) == 0)
+		return failed;
+	if (done) {
+		copy_touch_up(c, e, dfd, have);
+		l->skipped++;
+		l->seen_bytes += e->stx->stx_blocks * 512;
+		return false;
+	}
+	return copy_make_entry(c, l, d, e, dfd, have, errs);
+}
+
+/* The next entries of a directory, before they are visited: when they go into a DST directory
+ * this run made (nothing there to compare with), open the small files among them and read them
+ * all with one submission (io/prefetch.h: adjacent files merge into few disk requests). Files
+ * with other links wait for copy_hard_link, which may link them instead. */
+void copy_prepare(void *ctx, void *lp, const struct walk_dir *d, const struct walk_entry *es, size_t n)
+{
+	struct copy *c = ctx;
+	struct local *l = lp;
+	/* First the last batch goes (its names pointed into a getdents buffer that may have been
+	 * reused since: prefetch_take matches by address). */
+	if (l->pf)
+		prefetch_reset(l->pf);
+	if (!c->prefetch || atomic_load(&c->stopping))
+		return;
+	if (!l->pf) {
+		if (l->pf_tried)
+			return;
+		l->pf_tried = true;
+		if (!(l->pf = prefetch_new()))
+			return;
+	}
+	if (copy_dst_dir(c, l, d) < 0) {
+		l->cuntold = true; /* the first entry reports why (a failure is never tried twice) */
+		return;
+	}
+	if (!l->cfresh)
+		return;
+	/* Not files with holes (written whole from the buffer, they would lose them) */
+	for (size_t i = 0; i < n; i++) {
+		const struct statx *s = es[i].stx;
+		if (es[i].type == DT_REG && s && s->stx_nlink == 1 && s->stx_size > 0 &&
+		    s->stx_size <= PREFETCH_FILE_MAX && s->stx_blocks * 512 >= s->stx_size &&
+		    !prefetch_add(l->pf, d->fd, es[i].name, s->stx_size))
+			break;
+	}
+	prefetch_submit(l->pf);
+}
+
+void copy_local_free(void *ctx, void *lp)
+{
+	struct local *l = lp;
+	prefetch_free(l->pf);
+	if (l->cvalid && l->cfd >= 0)
+		close(l->cfd);
+	sbuf_free(&l->cpath);
+}
+
+bool copy_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool keep, struct errbatch *errs)
+{
+	struct copy *c = ctx;
+	struct local *l = lp;
+	if (d->unread)
+		return false; /* reported when it was read; its DST twin stays unfinished for the next run */
+	size_t rl;
+	const char *rel = copy_rel_of(d, &rl);
+	struct sbuf p = {0};
+	int dfd = -1, sfd = dir_open_at(d->rootfd, rel, rl);
+	if (sfd < 0) {
+		int err = errno;
+		copy_src_path(&p, d, NULL);
+		if (err == ENOTDIR || err == ELOOP) /* replaced by a file or a symlink since it was read */
+			copy_problem(c, errs, &p, c->check ? "changed while compared" : "changed while copied",
+				"no longer a directory: the next run copies what is there then");
+		else if (err != ENOENT)
+			copy_fail(c, errs, &p, "open", err);
+		goto out;
+	}
+	if (c->dstfd >= 0)
+		dfd = dir_open_at(c->dstfd, rel, rl);
+	if (dfd < 0) {
+		/* ENOENT: it could not be made (reported then), or, checking, it is missing (reported). */
+		if (c->dstfd >= 0 && errno != ENOENT && !c->dry_run) {
+			int err = errno;
+			copy_dst_path(&p, c, d, NULL);
+			copy_fail(c, errs, &p, "open", err);
+		}
+		if (c->dry_run)
+			l->dirs++;
+		goto out;
+	}
+	/* With --xdev, a mount point under SRC is copied as cp -x and rsync -x do: an empty directory
+	 * with the metadata of what is mounted there (all that SRC's path shows), its DST contents left
+	 * alone by --delete and --check, since nothing under it is copied. */
+	bool mount_point = c->xdev && d->mount; /* the engine's word: another filesystem or a bind mount */
+	if (c->check) {
+		if (!mount_point)
+			copy_extras(c, l, d, sfd, dfd, errs);
+		copy_check_dir(c, d, sfd, dfd, errs);
+		l->dirs++;
+		goto out;
+	}
+	if (c->del && !mount_point && !copy_dst_mount(c, d, dfd, errs))
+		copy_extras(c, l, d, sfd, dfd, errs);
+	if (c->dry_run) {
+		l->dirs++;
+		goto out;
+	}
+	struct statx s;
+	const char *op = "statx";
+	if (statx(sfd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &s) == 0) {
+		struct xref sx = {sfd, -1, NULL};
+		if (copy_set_meta(c, &s, -1, NULL, dfd, &sx, true, 0, &op) == 0) {
+			l->dirs++;
+			goto out;
+		}
+	}
+	int err = errno;
+	copy_op_path(&p, c, d, NULL, op);
+	copy_fail(c, errs, &p, op, err);
+out:
+	if (sfd >= 0)
+		close(sfd);
+	if (dfd >= 0)
+		close(dfd);
+	sbuf_free(&p);
+	return false;
+}
+
+void copy_commit(void *ctx, void *lp)
+{
+	struct copy *c = ctx;
+	struct local *l = lp;
+	c->files += l->files;
+	c->dirs += l->dirs;
+	c->nlink_made += l->links;
+	c->others += l->others;
+	c->bytes += l->bytes;
+	c->skipped += l->skipped;
+	c->deleted += l->deleted;
+	c->seen_entries += l->seen_entries;
+	c->seen_bytes += l->seen_bytes;
+	c->ahead += l->ahead;
+	l->ahead = 0;
+	l->files = l->dirs = l->links = l->others = l->bytes = l->skipped = l->deleted = 0;
+	l->seen_entries = l->seen_bytes = 0;
+}
