@@ -763,8 +763,7 @@ static void summary_json(struct fill *f, struct sbuf *b, const char *status, dou
 	struct json j;
 	json_init(&j, b);
 	json_open(&j, NULL, '{');
-	json_str(&j, "myriad_version", MYRIAD_VERSION);
-	json_str(&j, "command", "fill");
+	json_header(&j, "fill");
 	json_bytes(&j, "dir", f->dir, strlen(f->dir));
 	json_str(&j, "status", status);
 	json_u64(&j, "files_requested", f->lay.files);
@@ -850,8 +849,7 @@ static int fill_again(struct fill *f, struct manifest *m, const struct job_opts 
 		struct json j;
 		json_init(&j, &doc);
 		json_open(&j, NULL, '{');
-		json_str(&j, "myriad_version", MYRIAD_VERSION);
-		json_str(&j, "command", "fill");
+		json_header(&j, "fill");
 		json_bytes(&j, "dir", f->dir, strlen(f->dir));
 		json_str(&j, "status", status);
 		json_u64(&j, "files_requested", f->lay.files);

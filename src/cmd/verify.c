@@ -474,8 +474,7 @@ static void summary_json(struct verify *v, struct sbuf *b, double el, bool ok, b
 	struct json j;
 	json_init(&j, b);
 	json_open(&j, NULL, '{');
-	json_str(&j, "myriad_version", MYRIAD_VERSION);
-	json_str(&j, "command", "verify");
+	json_header(&j, "verify");
 	json_bytes(&j, "dir", v->dir, strlen(v->dir));
 	json_bool(&j, "quick", v->quick);
 	json_bool(&j, "complete", !stopped);
