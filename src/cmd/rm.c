@@ -259,13 +259,13 @@ struct rm_opts {
 	size_t nroots;
 };
 
-enum { O_DRY_RUN = OPT_CMD_BASE };
+enum { OPT_DRY_RUN = OPT_CMD_BASE };
 
 static int rm_parse(int argc, char **argv, void *opts)
 {
 	static const struct option longopts[] = {
 	    JOB_LONG_OPTIONS,
-	    {"dry-run", no_argument, 0, O_DRY_RUN},
+	    {"dry-run", no_argument, 0, OPT_DRY_RUN},
 	    JOB_EXCLUDE_OPTION,
 	    JOB_RATE_OPTION,
 	    JOB_IONICE_OPTION,
@@ -276,7 +276,7 @@ static int rm_parse(int argc, char **argv, void *opts)
 	int opt, rc;
 	while ((opt = job_getopt(&o->jo, argc, argv, "j:", longopts, rm_help, &rc))) {
 		switch (opt) {
-		case O_DRY_RUN: o->dry_run = true; break;
+		case OPT_DRY_RUN: o->dry_run = true; break;
 		default: return usage_hint();
 		}
 	}

@@ -283,19 +283,19 @@ struct walk_opts {
 	size_t nroots;
 };
 
-enum { O_STAT = OPT_CMD_BASE, O_PRINT, O_PRINT0, O_TYPE, O_XDEV };
+enum { OPT_STAT = OPT_CMD_BASE, OPT_PRINT, OPT_PRINT0, OPT_TYPE, OPT_XDEV };
 
 static int walk_parse(int argc, char **argv, void *opts)
 {
 	static const struct option longopts[] = {
 	    JOB_LONG_OPTIONS,
-	    {"stat", no_argument, 0, O_STAT},
-	    {"print", no_argument, 0, O_PRINT},
-	    {"print0", no_argument, 0, O_PRINT0},
+	    {"stat", no_argument, 0, OPT_STAT},
+	    {"print", no_argument, 0, OPT_PRINT},
+	    {"print0", no_argument, 0, OPT_PRINT0},
 	    {"output", required_argument, 0, 'o'},
-	    {"type", required_argument, 0, O_TYPE},
+	    {"type", required_argument, 0, OPT_TYPE},
 	    JOB_EXCLUDE_OPTION,
-	    {"xdev", no_argument, 0, O_XDEV},
+	    {"xdev", no_argument, 0, OPT_XDEV},
 	    JOB_RATE_OPTION,
 	    {0, 0, 0, 0},
 	};
@@ -306,19 +306,19 @@ static int walk_parse(int argc, char **argv, void *opts)
 	int opt, rc;
 	while ((opt = job_getopt(&o->jo, argc, argv, "j:o:", longopts, walk_help, &rc))) {
 		switch (opt) {
-		case O_STAT: o->stat = true; break;
-		case O_PRINT:
-		case O_PRINT0:
-			if (o->print && o->print != 1 + (opt == O_PRINT0))
+		case OPT_STAT: o->stat = true; break;
+		case OPT_PRINT:
+		case OPT_PRINT0:
+			if (o->print && o->print != 1 + (opt == OPT_PRINT0))
 				return usage_error("--print and --print0 contradict each other: choose one");
-			o->print = 1 + (opt == O_PRINT0);
+			o->print = 1 + (opt == OPT_PRINT0);
 			break;
 		case 'o':
 			if (!job_output_ok("--output", optarg))
 				return EXIT_USAGE;
 			o->output = optarg;
 			break;
-		case O_TYPE:
+		case OPT_TYPE:
 			/* Repeated, the lists add up (--type f --type d is f,d), as find's -type f -o -type d. */
 			if (!*o->types)
 				o->type_mask = 0;
@@ -326,7 +326,7 @@ static int walk_parse(int argc, char **argv, void *opts)
 			if (!parse_types(optarg, &o->type_mask))
 				return usage_error("--type: '%s' is not a list of f, d, l, p, s, b, c", optarg);
 			break;
-		case O_XDEV: o->xdev = true; break;
+		case OPT_XDEV: o->xdev = true; break;
 		default: return usage_hint();
 		}
 	}
