@@ -1596,7 +1596,7 @@ static int copy_run(void *opts)
 		if (cgroup_io_apply(&o->cgio, where, "copy") != 0)
 			return EXIT_USAGE;
 	}
-	struct sbuf id = {0}, cmdline = {0};
+	struct sbuf id = {0};
 	job_identity(&id, "copy");
 	identity_add_path(&id, c.src);
 	identity_add_path(&id, c.dst); /* a relative DST is another job in another directory */
@@ -1605,11 +1605,9 @@ static int copy_run(void *opts)
 	ser_u64(&id, c.dry_run | c.check << 1 | c.del << 2 | c.xdev << 3);
 	for (size_t i = 0; i < c.nexcludes; i++)
 		ser_str(&id, c.excludes[i]);
-	job_cmdline(&cmdline, o->jo.argc, o->jo.argv);
 	char *trees[2] = {c.src, c.dst};
-	rc = job_begin(&c.job, &o->jo, "copy", &id, cmdline.data, trees, dst_exists ? 2 : 1);
+	rc = job_begin(&c.job, &o->jo, "copy", &id, trees, dst_exists ? 2 : 1);
 	sbuf_free(&id);
-	sbuf_free(&cmdline);
 	if (rc)
 		return rc;
 	if (!dst_exists && !c.dry_run && mkdir(c.dst, 0700) != 0) {

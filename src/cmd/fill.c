@@ -1098,13 +1098,11 @@ static int fill_run(void *opts)
 
 	/* One per CPU; 32 per CPU with --sync file, where every file waits for the disk. */
 	int threads = job_threads(&o->jo, f.sync == SYNC_FILE ? 32 : 1, 0, 0);
-	struct sbuf id = {0}, cmdline = {0};
+	struct sbuf id = {0};
 	fill_identity(&id, o);
-	job_cmdline(&cmdline, o->jo.argc, o->jo.argv);
 	char *trees[] = {(char *)f.dir};
-	rc = job_begin(&f.job, &o->jo, "fill", &id, cmdline.data, trees, 1);
+	rc = job_begin(&f.job, &o->jo, "fill", &id, trees, 1);
 	sbuf_free(&id);
-	sbuf_free(&cmdline);
 	if (rc)
 		return rc;
 	const struct sbuf *snap = job_snapshot(&f.job);

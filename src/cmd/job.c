@@ -270,6 +270,15 @@ static void notice(const char *what, const struct ckpt_info *in, const char *aft
 	sbuf_free(&b);
 }
 
+/* The command line as one readable line ("myriad walk ..."), for the state directory. */
+static void job_cmdline(struct sbuf *b, int argc, char **argv)
+{
+	sbuf_adds(b, prog_name); /* argv[0] is that too */
+	for (int i = 1; i < argc; i++)
+		sbuf_printf(b, " %s", argv[i]);
+	sbuf_addc(b, '\n');
+}
+
 /* A run whose output cannot be resumed exactly keeps no state; an earlier run's state of the same
  * job (an older myriad kept one) is discarded, saying so, rather than resumed into short output. */
 static int discard_unresumable(const struct job_opts *o, const char *cmd, const struct sbuf *identity,
@@ -292,8 +301,9 @@ static int discard_unresumable(const struct job_opts *o, const char *cmd, const 
 	return 0;
 }
 
-int job_begin(struct job *j, const struct job_opts *o, const char *cmd, const struct sbuf *identity,
-	      const char *summary, char *const *trees, size_t ntrees)
+/* job_begin, with the command line (summary) the state records. */
+static int begin(struct job *j, const struct job_opts *o, const char *cmd, const struct sbuf *identity,
+		 const char *summary, char *const *trees, size_t ntrees)
 {
 	memset(j, 0, sizeof(*j));
 	j->opts = o;
@@ -351,6 +361,16 @@ int job_begin(struct job *j, const struct job_opts *o, const char *cmd, const st
 	return 0;
 }
 
+int job_begin(struct job *j, const struct job_opts *o, const char *cmd, const struct sbuf *identity,
+	      char *const *trees, size_t ntrees)
+{
+	struct sbuf cmdline = {0};
+	job_cmdline(&cmdline, o->argc, o->argv);
+	int rc = begin(j, o, cmd, identity, cmdline.data, trees, ntrees);
+	sbuf_free(&cmdline);
+	return rc;
+}
+
 const struct sbuf *job_snapshot(const struct job *j) { return j->resumed ? &j->snapshot : NULL; }
 
 const char *job_snapshot_name(const struct job *j) { return j->ckpt ? ckpt_snapshot_path(j->ckpt) : NULL; }
@@ -372,14 +392,6 @@ void job_identity(struct sbuf *id, const char *cmd)
 {
 	ser_begin(id, "MYRID001");
 	ser_str(id, cmd);
-}
-
-void job_cmdline(struct sbuf *b, int argc, char **argv)
-{
-	sbuf_adds(b, prog_name); /* argv[0] is that too */
-	for (int i = 1; i < argc; i++)
-		sbuf_printf(b, " %s", argv[i]);
-	sbuf_addc(b, '\n');
 }
 
 int job_end(struct job *j, enum run_result r, uint64_t errors)

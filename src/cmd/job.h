@@ -119,10 +119,11 @@ struct job {
  * Open the state (unless --no-state), refuse a state directory inside any of trees, load the last
  * snapshot — saying on stderr which earlier run is resumed, or discarded (--fresh, or a run whose
  * output is unresumable) — open the --errors file. identity describes the job (name, absolute operands, options
- * that change its result). Returns 0, or an exit code (EXIT_USAGE) after printing why.
+ * that change its result); the state records the command line (o->argc, o->argv) beside it.
+ * Returns 0, or an exit code (EXIT_USAGE) after printing why.
  */
 int job_begin(struct job *j, const struct job_opts *o, const char *cmd, const struct sbuf *identity,
-	      const char *summary, char *const *trees, size_t ntrees);
+	      char *const *trees, size_t ntrees);
 
 /* The snapshot to resume from, or NULL; the name of its file (for messages), or NULL. */
 const struct sbuf *job_snapshot(const struct job *j);
@@ -138,9 +139,6 @@ enum run_result job_execute(struct job *j, const struct run_hooks *h);
 
 /* Start a job's identity blob with the command's name (then add operands and options). */
 void job_identity(struct sbuf *id, const char *cmd);
-
-/* The command line as one readable line ("myriad walk ..."), for the state directory. */
-void job_cmdline(struct sbuf *b, int argc, char **argv);
 
 /*
  * Finish: on RUN_DONE remove the state; on RUN_STOPPED keep it and say why the run stopped and how

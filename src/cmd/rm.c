@@ -428,14 +428,12 @@ static int rm_run(void *opts)
 		return rc;
 	}
 
-	struct sbuf id = {0}, cmdline = {0};
+	struct sbuf id = {0};
 	rm_identity(&id, o);
-	job_cmdline(&cmdline, o->jo.argc, o->jo.argv);
 	if (apply_ionice(o->jo.ioprio) != 0)
 		return EXIT_USAGE;
-	rc = job_begin(&c.job, &o->jo, "rm", &id, cmdline.data, NULL, 0);
+	rc = job_begin(&c.job, &o->jo, "rm", &id, NULL, 0);
 	sbuf_free(&id);
-	sbuf_free(&cmdline);
 	if (rc)
 		return rc;
 	const struct sbuf *snap = job_snapshot(&c.job);

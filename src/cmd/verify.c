@@ -570,15 +570,13 @@ static int verify_run(void *opts)
 		return rc;
 	errlog_stderr_limit(100);
 
-	struct sbuf id = {0}, cmdline = {0};
+	struct sbuf id = {0};
 	job_identity(&id, "verify");
 	identity_add_path(&id, v.dir);
 	ser_u64(&id, v.quick);
-	job_cmdline(&cmdline, o->jo.argc, o->jo.argv);
 	char *trees[] = {(char *)v.dir};
-	rc = job_begin(&v.job, &o->jo, "verify", &id, cmdline.data, trees, 1);
+	rc = job_begin(&v.job, &o->jo, "verify", &id, trees, 1);
 	sbuf_free(&id);
-	sbuf_free(&cmdline);
 	if (rc)
 		return rc;
 	const struct sbuf *snap = job_snapshot(&v.job);

@@ -410,12 +410,10 @@ static int walk_run(void *opts)
 	/* Up to 8 per CPU (at least 16) when reads wait on the disk; one per CPU to start with. */
 	int threads = job_threads(&o->jo, 8, 16, 128);
 
-	struct sbuf id = {0}, cmdline = {0};
+	struct sbuf id = {0};
 	walk_identity(&id, o);
-	job_cmdline(&cmdline, o->jo.argc, o->jo.argv);
-	int rc = job_begin(&c.job, &o->jo, "walk", &id, cmdline.data, o->roots, o->nroots);
+	int rc = job_begin(&c.job, &o->jo, "walk", &id, o->roots, o->nroots);
 	sbuf_free(&id);
-	sbuf_free(&cmdline);
 	if (rc)
 		return rc;
 	const struct sbuf *snap = job_snapshot(&c.job);
