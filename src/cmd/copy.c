@@ -1603,8 +1603,7 @@ static int copy_run(void *opts)
 	ser_str(&id, c.src);
 	ser_str(&id, c.dst);
 	ser_u64(&id, c.dry_run | c.check << 1 | c.del << 2 | c.xdev << 3);
-	for (size_t i = 0; i < c.nexcludes; i++)
-		ser_str(&id, c.excludes[i]);
+	identity_add_excludes(&id, &o->jo);
 	char *trees[2] = {c.src, c.dst};
 	rc = job_begin(&c.job, &o->jo, "copy", &id, trees, dst_exists ? 2 : 1);
 	sbuf_free(&id);

@@ -207,6 +207,20 @@ int identity_add_path(struct sbuf *id, const char *p)
 	return 0;
 }
 
+void identity_add_operands(struct sbuf *id, char *const *ops, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		identity_add_path(id, ops[i]);
+		ser_str(id, ops[i]);
+	}
+}
+
+void identity_add_excludes(struct sbuf *id, const struct job_opts *o)
+{
+	for (size_t i = 0; i < o->nexcludes; i++)
+		ser_str(id, o->excludes[i]);
+}
+
 /* Is the state directory sdir (absolute, resolved) inside one of trees? Then say so. */
 static bool state_in_trees(const char *sdir, char *const *trees, size_t ntrees)
 {

@@ -166,5 +166,10 @@ int write_json_file(const char *path, const struct sbuf *doc);
 /* Append identity fields (ser format) describing the absolute path of operand p, which may not
  * exist yet or any more (see path_resolve). 0, or -1 when even its parent cannot be resolved. */
 int identity_add_path(struct sbuf *id, const char *p);
+/* Append each operand as its absolute path and as given (a relative operand run from elsewhere is
+ * another job). */
+void identity_add_operands(struct sbuf *id, char *const *ops, size_t n);
+/* Append the --exclude patterns, in order: they change what the job does. */
+void identity_add_excludes(struct sbuf *id, const struct job_opts *o);
 
 #endif

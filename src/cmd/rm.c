@@ -339,13 +339,9 @@ static int check_operands(const struct rm_opts *o, char **present, struct guard_
 static void rm_identity(struct sbuf *id, const struct rm_opts *o)
 {
 	job_identity(id, "rm");
-	for (size_t i = 0; i < o->nroots; i++) {
-		identity_add_path(id, o->roots[i]);
-		ser_str(id, o->roots[i]);
-	}
+	identity_add_operands(id, o->roots, o->nroots);
 	ser_u64(id, o->dry_run);
-	for (size_t i = 0; i < o->jo.nexcludes; i++)
-		ser_str(id, o->jo.excludes[i]);
+	identity_add_excludes(id, &o->jo);
 }
 
 static void summary_text(struct rm *c, enum run_result res, double el, uint64_t files, uint64_t dirs, uint64_t errors,

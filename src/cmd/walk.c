@@ -362,16 +362,12 @@ static void walk_opts_free(void *opts)
 static void walk_identity(struct sbuf *id, const struct walk_opts *o)
 {
 	job_identity(id, "walk");
-	for (size_t i = 0; i < o->nroots; i++) {
-		identity_add_path(id, o->roots[i]);
-		ser_str(id, o->roots[i]);
-	}
+	identity_add_operands(id, o->roots, o->nroots);
 	ser_u64(id, o->stat);
 	ser_u64(id, o->print);
 	ser_u64(id, o->xdev);
 	ser_u64(id, o->type_mask); /* the types themselves, as repeated --type lists add up */
-	for (size_t i = 0; i < o->jo.nexcludes; i++)
-		ser_str(id, o->jo.excludes[i]);
+	identity_add_excludes(id, &o->jo);
 	if (o->output && (!strcmp(o->output, "-") || identity_add_path(id, o->output) != 0))
 		ser_str(id, o->output);
 }
