@@ -221,8 +221,7 @@ static void write_summary(struct copy *c, const char *path, enum run_result res,
 	struct json j;
 	json_init(&j, &doc);
 	json_open(&j, NULL, '{');
-	json_str(&j, "myriad_version", MYRIAD_VERSION);
-	json_str(&j, "command", "copy");
+	json_header(&j, "copy");
 	json_bytes(&j, "src", c->src, strlen(c->src));
 	json_bytes(&j, "dst", c->dst, strlen(c->dst));
 	json_bool(&j, "dry_run", c->dry_run);
@@ -259,95 +258,85 @@ static void write_summary(struct copy *c, const char *path, enum run_result res,
 }
 
 struct copy_opts {
-	int argc;
-	char **argv;
-	struct job_opts jo;
+	struct job_opts jo; /* with --exclude, --rate and --ionice */
 	bool dry_run, check, del, xdev;
-	char **excludes;
-	size_t nexcludes;
-	uint64_t rate, bwlimit, max_errors, link_memory, max_delete;
+	uint64_t bwlimit, max_errors, link_memory, max_delete;
 	bool max_delete_set;
 	struct cgroup_io_spec cgio;
 	bool use_cgio;
-	int ioprio;
 	char *src, *dst;
+};
+
+enum {
+	OPT_DRY_RUN = OPT_CMD_BASE,
+	OPT_DELETE,
+	OPT_CHECK,
+	OPT_XDEV,
+	OPT_BWLIMIT,
+	OPT_MAX_ERRORS,
+	OPT_LINK_MEMORY,
+	OPT_CGROUP_IO,
+	OPT_MAX_DELETE
 };
 
 static int copy_parse(int argc, char **argv, void *opts)
 {
 	static const struct option longopts[] = {
 	    JOB_LONG_OPTIONS,
-	    {"dry-run", no_argument, 0, OPT_CMD_BASE},
-	    {"exclude", required_argument, 0, OPT_CMD_BASE + 1},
-	    {"rate", required_argument, 0, OPT_CMD_BASE + 2},
-	    {"ionice", required_argument, 0, OPT_CMD_BASE + 3},
-	    {"delete", no_argument, 0, OPT_CMD_BASE + 4},
-	    {"check", no_argument, 0, OPT_CMD_BASE + 5},
-	    {"xdev", no_argument, 0, OPT_CMD_BASE + 6},
-	    {"bwlimit", required_argument, 0, OPT_CMD_BASE + 7},
-	    {"max-errors", required_argument, 0, OPT_CMD_BASE + 8},
-	    {"link-memory", required_argument, 0, OPT_CMD_BASE + 9},
-	    {"cgroup-io", required_argument, 0, OPT_CMD_BASE + 10},
-	    {"max-delete", required_argument, 0, OPT_CMD_BASE + 11},
+	    {"dry-run", no_argument, 0, OPT_DRY_RUN},
+	    JOB_EXCLUDE_OPTION,
+	    JOB_RATE_OPTION,
+	    JOB_IONICE_OPTION,
+	    {"delete", no_argument, 0, OPT_DELETE},
+	    {"check", no_argument, 0, OPT_CHECK},
+	    {"xdev", no_argument, 0, OPT_XDEV},
+	    {"bwlimit", required_argument, 0, OPT_BWLIMIT},
+	    {"max-errors", required_argument, 0, OPT_MAX_ERRORS},
+	    {"link-memory", required_argument, 0, OPT_LINK_MEMORY},
+	    {"cgroup-io", required_argument, 0, OPT_CGROUP_IO},
+	    {"max-delete", required_argument, 0, OPT_MAX_DELETE},
 	    {0, 0, 0, 0},
 	};
 	struct copy_opts *o = opts;
-	o->argc = argc;
-	o->argv = argv;
 	job_opts_init(&o->jo);
-	o->excludes = xcalloc(argc, sizeof(char *));
-	o->ioprio = -1;
 	o->link_memory = LINK_MEMORY_DEFAULT;
-	int opt;
-	while ((opt = getopt_long(argc, argv, "j:", longopts, NULL)) != -1) {
-		int r = job_opt(&o->jo, opt, optarg);
-		if (r < 0)
-			return EXIT_USAGE;
-		if (r > 0)
-			continue;
+	int opt, rc;
+	while ((opt = job_getopt(&o->jo, argc, argv, "j:", longopts, copy_help, &rc))) {
 		switch (opt) {
-		case OPT_HELP: printf(copy_help, job_options_help); return EXIT_OK;
-		case OPT_CMD_BASE: o->dry_run = true; break;
-		case OPT_CMD_BASE + 1: o->excludes[o->nexcludes++] = optarg; break;
-		case OPT_CMD_BASE + 2:
-			if (!parse_count(optarg, &o->rate) || !o->rate)
-				return usage_error("--rate: '%s' is not a number of entries per second from 1 to 2^64-1", optarg);
-			break;
-		case OPT_CMD_BASE + 3:
-			if ((o->ioprio = parse_ionice(optarg)) < 0)
-				return usage_error("--ionice: '%s' is not idle or be:0..7", optarg);
-			break;
-		case OPT_CMD_BASE + 4: o->del = true; break;
-		case OPT_CMD_BASE + 5: o->check = true; break;
-		case OPT_CMD_BASE + 6: o->xdev = true; break;
-		case OPT_CMD_BASE + 7:
+		case OPT_DRY_RUN: o->dry_run = true; break;
+		case OPT_DELETE: o->del = true; break;
+		case OPT_CHECK: o->check = true; break;
+		case OPT_XDEV: o->xdev = true; break;
+		case OPT_BWLIMIT:
 			if (!parse_size(optarg, &o->bwlimit) || !o->bwlimit)
 				return usage_error("--bwlimit: '%s' is not a number of bytes per second from 1 to 16E-1 (e.g. 50M)",
 						   optarg);
 			break;
-		case OPT_CMD_BASE + 8:
+		case OPT_MAX_ERRORS:
 			if (!parse_count(optarg, &o->max_errors) || !o->max_errors)
 				return usage_error("--max-errors: '%s' is not a number from 1 to 2^64-1", optarg);
 			break;
-		case OPT_CMD_BASE + 10:
+		case OPT_CGROUP_IO:
 			if (!cgroup_io_parse(optarg, &o->cgio))
 				return usage_error("--cgroup-io: '%s' is not a list of rbps=BYTES, wbps=BYTES, riops=N, "
 						   "wiops=N (e.g. wbps=50M)",
 						   optarg);
 			o->use_cgio = true;
 			break;
-		case OPT_CMD_BASE + 9:
+		case OPT_LINK_MEMORY:
 			if (!parse_size(optarg, &o->link_memory))
 				return usage_error("--link-memory: '%s' is not a size from 0 to 16E-1 (e.g. 64M)", optarg);
 			break;
-		case OPT_CMD_BASE + 11:
+		case OPT_MAX_DELETE:
 			if (!parse_count(optarg, &o->max_delete))
 				return usage_error("--max-delete: '%s' is not a number of entries from 0 to 2^64-1", optarg);
 			o->max_delete_set = true;
 			break;
-		default: return usage_hint(); /* getopt said what is wrong */
+		default: return usage_hint();
 		}
 	}
+	if (rc != OPTS_RUN)
+		return rc;
 	if (argc - optind != 2)
 		return usage_error("need two operands: SRC DST");
 	if (o->check && o->dry_run)
@@ -362,18 +351,14 @@ static int copy_parse(int argc, char **argv, void *opts)
 static void copy_opts_free(void *opts)
 {
 	struct copy_opts *o = opts;
-	free(o->excludes);
+	job_opts_free(&o->jo);
 }
 
 /* The copy itself, once DST is there and open: the walk over SRC with copy's visitor (copy_visit.c),
  * then the summary. c is copy_run's, filled but for what is set here. An exit code. */
 static int copy_walk(struct copy *c, struct copy_opts *o)
 {
-	const struct job_opts jo = o->jo;
-	char **excludes = o->excludes;
-	size_t nexcludes = o->nexcludes;
-	uint64_t rate = o->rate, bwlimit = o->bwlimit;
-	bool xdev = o->xdev;
+	uint64_t rate = o->jo.rate, bwlimit = o->bwlimit;
 	int rc;
 	pthread_mutex_init(&c->link_lock, NULL);
 	c->link_dir = c->job.ckpt ? ckpt_dir(c->job.ckpt) : NULL;
@@ -390,12 +375,12 @@ static int copy_walk(struct copy *c, struct copy_opts *o)
 	struct walk_config cfg = {
 	    .roots = roots,
 	    .nroots = 1,
-	    .threads = jo.threads ? jo.threads : (8 * cpu_count() < 16 ? 16 : 8 * cpu_count()),
-	    .min_threads = jo.threads ? 0 : cpu_count(),
-	    .xdev = xdev,
+	    .threads = job_threads(&o->jo, 8, 16, 0),
+	    .min_threads = o->jo.threads ? 0 : cpu_count(),
+	    .xdev = c->xdev,
 	    .restart_on_resume = true,
-	    .excludes = excludes,
-	    .nexcludes = nexcludes,
+	    .excludes = c->excludes,
+	    .nexcludes = c->nexcludes,
 	    .stat_mask = STATX_TYPE | STATX_MODE | STATX_NLINK | STATX_UID | STATX_GID | STATX_ATIME | STATX_MTIME |
 			 STATX_INO | STATX_SIZE | STATX_BLOCKS,
 	    .visitor = {.ctx = c, .local_size = sizeof(struct local), .entry = copy_entry, .prepare = copy_prepare,
@@ -423,9 +408,9 @@ static int copy_walk(struct copy *c, struct copy_opts *o)
 	double el = walk_elapsed(c->walk);
 	uint64_t errors = walk_errors(c->walk);
 	whole_job_counts(c);
-	print_summary(c, res, el, errors, jo.json && !strcmp(jo.json, "-") ? stderr : stdout);
-	if (jo.json)
-		write_summary(c, jo.json, res, el, errors, rate ? &throttle : NULL);
+	print_summary(c, res, el, errors, job_json_stdout(&o->jo) ? stderr : stdout);
+	if (o->jo.json)
+		write_summary(c, o->jo.json, res, el, errors, rate ? &throttle : NULL);
 	rc = job_end(&c->job, res, errors);
 	if (rc == EXIT_OK && c->max_delete_hit)
 		rc = EXIT_FAILED; /* what --delete should have deleted is not all gone */
@@ -440,15 +425,8 @@ static int copy_walk(struct copy *c, struct copy_opts *o)
 static int copy_run(void *opts)
 {
 	struct copy_opts *o = opts;
-	int argc = o->argc;
-	char **argv = o->argv;
 	static struct copy c; /* large and shared by the workers */
 	memset(&c, 0, sizeof(c));
-	const struct job_opts jo = o->jo;
-	char **excludes = o->excludes;
-	size_t nexcludes = o->nexcludes;
-	bool xdev = o->xdev;
-	int ioprio = o->ioprio;
 	c.dry_run = o->dry_run;
 	c.check = o->check;
 	c.del = o->del;
@@ -457,14 +435,14 @@ static int copy_run(void *opts)
 	c.max_delete_set = o->max_delete_set;
 	c.src = o->src;
 	c.dst = o->dst;
-	c.excludes = excludes;
-	c.nexcludes = nexcludes;
+	c.excludes = o->jo.excludes;
+	c.nexcludes = o->jo.nexcludes;
 	c.uid = geteuid();
 	c.gid = getegid();
 	c.root = c.uid == 0;
 	c.umask = umask(077);
 	umask(c.umask);
-	c.xdev = xdev;
+	c.xdev = o->xdev;
 	int rc = check_operands(&c);
 	if (rc)
 		return rc;
@@ -474,7 +452,7 @@ static int copy_run(void *opts)
 		warnx_("%s: missing", c.dst);
 		return EXIT_FAILED;
 	}
-	if (ioprio >= 0 && apply_ionice(ioprio) != 0)
+	if (apply_ionice(o->jo.ioprio) != 0)
 		return EXIT_USAGE;
 	if (o->use_cgio) {
 		char where[PATH_MAX];
@@ -485,20 +463,17 @@ static int copy_run(void *opts)
 		if (cgroup_io_apply(&o->cgio, where, "copy") != 0)
 			return EXIT_USAGE;
 	}
-	struct sbuf id = {0}, cmdline = {0};
+	struct sbuf id = {0};
 	job_identity(&id, "copy");
 	identity_add_path(&id, c.src);
 	identity_add_path(&id, c.dst); /* a relative DST is another job in another directory */
 	ser_str(&id, c.src);
 	ser_str(&id, c.dst);
-	ser_u64(&id, c.dry_run | c.check << 1 | c.del << 2 | xdev << 3);
-	for (size_t i = 0; i < nexcludes; i++)
-		ser_str(&id, excludes[i]);
-	job_cmdline(&cmdline, argc, argv);
+	ser_u64(&id, c.dry_run | c.check << 1 | c.del << 2 | c.xdev << 3);
+	identity_add_excludes(&id, &o->jo);
 	char *trees[2] = {c.src, c.dst};
-	rc = job_begin(&c.job, &jo, "copy", &id, cmdline.data, trees, dst_exists ? 2 : 1);
+	rc = job_begin(&c.job, &o->jo, "copy", &id, trees, dst_exists ? 2 : 1);
 	sbuf_free(&id);
-	sbuf_free(&cmdline);
 	if (rc)
 		return rc;
 	if (!dst_exists && !c.dry_run && mkdir(c.dst, 0700) != 0) {

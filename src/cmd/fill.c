@@ -766,8 +766,7 @@ static void summary_json(struct fill *f, struct sbuf *b, const char *status, dou
 	struct json j;
 	json_init(&j, b);
 	json_open(&j, NULL, '{');
-	json_str(&j, "myriad_version", MYRIAD_VERSION);
-	json_str(&j, "command", "fill");
+	json_header(&j, "fill");
 	json_bytes(&j, "dir", f->dir, strlen(f->dir));
 	json_str(&j, "status", status);
 	json_u64(&j, "files_requested", f->lay.files);
@@ -822,7 +821,7 @@ static void stop_reason(struct fill *f, int halt, const char *when)
  */
 static int fill_again(struct fill *f, struct manifest *m, const struct job_opts *jo, int threads)
 {
-	FILE *out = jo->json && !strcmp(jo->json, "-") ? stderr : stdout;
+	FILE *out = job_json_stdout(jo) ? stderr : stdout;
 	f->claims = m;
 	struct recheck r = {.f = f, .units = f->lay.leaves * f->parts};
 	if (recheck_run(&r, threads, jo) == RUN_STOPPED)
@@ -853,8 +852,7 @@ static int fill_again(struct fill *f, struct manifest *m, const struct job_opts 
 		struct json j;
 		json_init(&j, &doc);
 		json_open(&j, NULL, '{');
-		json_str(&j, "myriad_version", MYRIAD_VERSION);
-		json_str(&j, "command", "fill");
+		json_header(&j, "fill");
 		json_bytes(&j, "dir", f->dir, strlen(f->dir));
 		json_str(&j, "status", status);
 		json_u64(&j, "files_requested", f->lay.files);
@@ -873,14 +871,14 @@ static int fill_again(struct fill *f, struct manifest *m, const struct job_opts 
 }
 
 struct fill_opts {
-	int argc;
-	char **argv;
-	struct job_opts jo;
-	uint64_t files, fanout, smin, smax, seed, rate;
+	struct job_opts jo; /* with --rate */
+	uint64_t files, fanout, smin, smax, seed;
 	enum sync_mode sync;
 	bool until_full;
 	const char *dir;
 };
+
+enum { OPT_FANOUT = OPT_CMD_BASE, OPT_SYNC, OPT_UNTIL_FULL, OPT_SEED };
 
 static int fill_parse(int argc, char **argv, void *opts)
 {
@@ -888,28 +886,21 @@ static int fill_parse(int argc, char **argv, void *opts)
 	    JOB_LONG_OPTIONS,
 	    {"files", required_argument, 0, 'n'},
 	    {"size", required_argument, 0, 's'},
-	    {"fanout", required_argument, 0, OPT_CMD_BASE},
-	    {"sync", required_argument, 0, OPT_CMD_BASE + 1},
-	    {"until-full", no_argument, 0, OPT_CMD_BASE + 2},
-	    {"seed", required_argument, 0, OPT_CMD_BASE + 3},
-	    {"rate", required_argument, 0, OPT_CMD_BASE + 4},
+	    {"fanout", required_argument, 0, OPT_FANOUT},
+	    {"sync", required_argument, 0, OPT_SYNC},
+	    {"until-full", no_argument, 0, OPT_UNTIL_FULL},
+	    {"seed", required_argument, 0, OPT_SEED},
+	    JOB_RATE_OPTION,
 	    {0, 0, 0, 0},
 	};
 	struct fill_opts *o = opts;
-	o->argc = argc;
-	o->argv = argv;
 	job_opts_init(&o->jo);
+	o->jo.rate_unit = "files";
 	o->fanout = 1000;
 	bool have_files = false;
-	int opt;
-	while ((opt = getopt_long(argc, argv, "j:n:s:", longopts, NULL)) != -1) {
-		int r = job_opt(&o->jo, opt, optarg);
-		if (r < 0)
-			return EXIT_USAGE;
-		if (r > 0)
-			continue;
+	int opt, rc;
+	while ((opt = job_getopt(&o->jo, argc, argv, "j:n:s:", longopts, fill_help, &rc))) {
 		switch (opt) {
-		case OPT_HELP: printf(fill_help, job_options_help); return EXIT_OK;
 		case 'n':
 			if (!parse_count(optarg, &o->files) || o->files > 1000000000000000ull)
 				return usage_error("--files: '%s' is not a count from 0 to 10^15 (e.g. 1M)", optarg);
@@ -921,11 +912,11 @@ static int fill_parse(int argc, char **argv, void *opts)
 						   "LO <= HI (e.g. 1k-64k)",
 						   optarg);
 			break;
-		case OPT_CMD_BASE:
+		case OPT_FANOUT:
 			if (!parse_count(optarg, &o->fanout) || o->fanout < 2 || o->fanout > 10000000)
 				return usage_error("--fanout: '%s' is not a number from 2 to 10M", optarg);
 			break;
-		case OPT_CMD_BASE + 1:
+		case OPT_SYNC:
 			if (!strcmp(optarg, "none"))
 				o->sync = SYNC_NONE;
 			else if (!strcmp(optarg, "file"))
@@ -935,18 +926,16 @@ static int fill_parse(int argc, char **argv, void *opts)
 			else
 				return usage_error("--sync: '%s' is not none, file or end", optarg);
 			break;
-		case OPT_CMD_BASE + 2: o->until_full = true; break;
-		case OPT_CMD_BASE + 3:
+		case OPT_UNTIL_FULL: o->until_full = true; break;
+		case OPT_SEED:
 			if (!parse_count(optarg, &o->seed))
 				return usage_error("--seed: '%s' is not a number from 0 to 2^64-1", optarg);
 			break;
-		case OPT_CMD_BASE + 4:
-			if (!parse_count(optarg, &o->rate) || !o->rate)
-				return usage_error("--rate: '%s' is not a number of files per second from 1 to 2^64-1", optarg);
-			break;
-		default: return usage_hint(); /* getopt said what is wrong */
+		default: return usage_hint();
 		}
 	}
+	if (rc != OPTS_RUN)
+		return rc;
 	if (!have_files)
 		return usage_error("--files N is required");
 	if (optind + 1 != argc)
@@ -959,66 +948,164 @@ static int fill_parse(int argc, char **argv, void *opts)
 	return OPTS_RUN;
 }
 
-static void fill_opts_free(void *opts) { (void)opts; }
+static void fill_opts_free(void *opts)
+{
+	struct fill_opts *o = opts;
+	job_opts_free(&o->jo);
+}
+
+/*
+ * Make and open DIR (f->dirfd) and read its manifest into m: *mr as manifest_read returns. DIR must
+ * be empty or hold this very fill. 0, or EXIT_USAGE after saying why.
+ */
+static int open_dir(struct fill *f, const struct fill_opts *o, struct manifest *m, int *mr)
+{
+	if (mkdir(f->dir, 0755) != 0 && errno != EEXIST) {
+		warnx_("%s: mkdir: %s", f->dir, strerror(errno));
+		return EXIT_USAGE;
+	}
+	f->dirfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (f->dirfd < 0) {
+		warnx_("%s: open: %s", f->dir, strerror(errno));
+		return EXIT_USAGE;
+	}
+	*mr = manifest_read(f->dirfd, f->dir, m);
+	if (*mr < 0)
+		return EXIT_USAGE;
+	if (*mr > 0 && (m->files != o->files || m->fanout != o->fanout || m->size_min != o->smin ||
+			m->size_max != o->smax || m->seed != o->seed)) {
+		warnx_("%s holds a fill with other parameters (--files %llu --fanout %llu --size %llu-%llu --seed %llu): "
+		       "refusing to touch it",
+		       f->dir, (unsigned long long)m->files, (unsigned long long)m->fanout, (unsigned long long)m->size_min,
+		       (unsigned long long)m->size_max, (unsigned long long)m->seed);
+		return EXIT_USAGE;
+	}
+	if (*mr == 0 && fill_dir_is_empty(f->dirfd) != 1) {
+		warnx_("%s is not empty and holds no fill manifest: refusing to fill it", f->dir);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static void fill_identity(struct sbuf *id, const struct fill_opts *o)
+{
+	job_identity(id, "fill");
+	identity_add_path(id, o->dir);
+	ser_u64(id, o->files);
+	ser_u64(id, o->fanout);
+	ser_u64(id, o->smin);
+	ser_u64(id, o->smax);
+	ser_u64(id, o->seed);
+	ser_u64(id, o->until_full);
+}
+
+/*
+ * After the run: a full filesystem with --until-full ends the fill where it is, recording in nm
+ * exactly which files exist; another halt stops it with state saved; a fill done writes its manifest
+ * (complete unless files were left out). Returns the fill's status for the summary; *res becomes
+ * RUN_STOPPED on a halt.
+ */
+static const char *fill_conclude(struct fill *f, struct manifest *nm, const struct run_hooks *hooks,
+				   enum run_result *res)
+{
+	int halt = pool_halted(f->pool);
+	const char *status = "complete";
+	if (*res == RUN_DONE && halt && f->until_full && out_of_room(halt)) {
+		/* Full: record exactly which files exist; the fill is complete as far as it could go. */
+		void *ctx[2] = {nm, f};
+		uint64_t next = pool_next_unit(f->pool);
+		nm->claimed = (next + f->parts - 1) / f->parts;
+		pool_unfinished(f->pool, record_partial, ctx);
+		if (next % f->parts) /* a leaf whose later parts were never started */
+			record_partial_leaf(ctx, next / f->parts);
+		/* The units' counts miss the files of unfinished units and include those removed after a
+		 * gap in a partial leaf: count what the manifest says exists. */
+		uint64_t have = manifest_file_count(nm, &f->lay);
+		f->created = have > f->existing ? have - f->existing : 0;
+		printf("fill: %s is out of %s: stopped as asked (--until-full)\n", f->dir, full_resource(f->dirfd));
+		status = "full";
+		halt = 0;
+	} else if (*res == RUN_DONE && halt) {
+		/* Out of room, or the tree cannot be made: keep the state, stop (exit 3). */
+		run_checkpoint(hooks, f->job.ckpt, true);
+		char when[64];
+		snprintf(when, sizeof(when), "after %llu files", (unsigned long long)(f->created + f->existing));
+		stop_reason(f, halt, when);
+		*res = RUN_STOPPED;
+		status = "stopped";
+	}
+	if (*res == RUN_DONE) {
+		if (f->sync == SYNC_END && syncfs(f->dirfd) != 0)
+			warnx_("%s: syncfs: %s", f->dir, strerror(errno));
+		/* Complete only when no file was left out: a manifest never claims what is not there. */
+		nm->complete = !f->skipped;
+		if (f->skipped)
+			status = "incomplete";
+		if (manifest_write(f->dirfd, f->dir, nm) != 0)
+			f->job.errlog.count++; /* reported; the fill itself is complete: exit 1 */
+	} else if (strcmp(status, "stopped")) {
+		status = "stopped";
+	}
+	return status;
+}
+
+/* Run the fill over its pool (f->pool, made from snap): first the re-check of the units a resumed
+ * fill's snapshot counts done, then the fill; then its summary. The exit code. */
+static int fill_execute(struct fill *f, const struct fill_opts *o, struct manifest *nm, const struct sbuf *snap,
+			int threads)
+{
+	if (snap) {
+		/* The units the snapshot counts done: still so? */
+		struct recheck r = {.f = f, .units = pool_next_unit(f->pool)};
+		pool_unfinished(f->pool, collect_undone, &r);
+		if (recheck_run(&r, threads, &o->jo) == RUN_STOPPED)
+			return job_end(&f->job, RUN_STOPPED, 0);
+		if (f->recheck_halt) {
+			stop_reason(f, f->recheck_halt, "while making again files lost since the last snapshot");
+			return job_end(&f->job, RUN_STOPPED, 0);
+		}
+	}
+	struct run_hooks hooks = pool_run_hooks(f->pool, fill_progress, NULL);
+	enum run_result res = job_execute(&f->job, &hooks);
+	double el = pool_elapsed(f->pool);
+	timeline_force(&f->tl, el, f->created + f->existing);
+	const char *status = fill_conclude(f, nm, &hooks, &res);
+	summary(f, job_json_stdout(&o->jo) ? stderr : stdout, el, status);
+	if (o->jo.json) {
+		struct sbuf doc = {0};
+		summary_json(f, &doc, status, el, threads);
+		write_json_file(o->jo.json, &doc);
+		sbuf_free(&doc);
+	}
+	int rc = job_end(&f->job, res, pool_errors(f->pool) + (f->skipped != 0)); /* files left out: exit 1 */
+	if (res == RUN_DONE)
+		pool_free(f->pool);
+	return rc;
+}
 
 static int fill_run(void *opts)
 {
 	struct fill_opts *o = opts;
-	int argc = o->argc;
-	char **argv = o->argv;
 	struct fill f;
 	memset(&f, 0, sizeof(f));
-	const struct job_opts jo = o->jo;
-	uint64_t files = o->files, fanout = o->fanout, smin = o->smin, smax = o->smax, seed = o->seed,
-		 rate = o->rate;
 	f.sync = o->sync;
 	f.until_full = o->until_full;
 	f.dir = o->dir;
-	layout_init(&f.lay, files, fanout, smin, smax, seed);
+	layout_init(&f.lay, o->files, o->fanout, o->smin, o->smax, o->seed);
 	f.parts = fill_parts(&f.lay);
-	if (mkdir(f.dir, 0755) != 0 && errno != EEXIST) {
-		warnx_("%s: mkdir: %s", f.dir, strerror(errno));
-		return EXIT_USAGE;
-	}
-	f.dirfd = open(f.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (f.dirfd < 0) {
-		warnx_("%s: open: %s", f.dir, strerror(errno));
-		return EXIT_USAGE;
-	}
-
-	/* DIR must be empty or hold this very fill. */
 	struct manifest m;
-	int mr = manifest_read(f.dirfd, f.dir, &m);
-	if (mr < 0)
-		return EXIT_USAGE;
-	if (mr > 0 && (m.files != files || m.fanout != fanout || m.size_min != smin || m.size_max != smax ||
-		       m.seed != seed)) {
-		warnx_("%s holds a fill with other parameters (--files %llu --fanout %llu --size %llu-%llu --seed %llu): "
-		       "refusing to touch it",
-		       f.dir, (unsigned long long)m.files, (unsigned long long)m.fanout, (unsigned long long)m.size_min,
-		       (unsigned long long)m.size_max, (unsigned long long)m.seed);
-		return EXIT_USAGE;
-	}
-	if (mr == 0 && fill_dir_is_empty(f.dirfd) != 1) {
-		warnx_("%s is not empty and holds no fill manifest: refusing to fill it", f.dir);
-		return EXIT_USAGE;
-	}
+	int mr;
+	int rc = open_dir(&f, o, &m, &mr);
+	if (rc)
+		return rc;
 
-	int threads = jo.threads ? jo.threads : f.sync == SYNC_FILE ? 32 * cpu_count() : cpu_count();
-	struct sbuf id = {0}, cmdline = {0};
-	job_identity(&id, "fill");
-	identity_add_path(&id, f.dir);
-	ser_u64(&id, files);
-	ser_u64(&id, fanout);
-	ser_u64(&id, smin);
-	ser_u64(&id, smax);
-	ser_u64(&id, seed);
-	ser_u64(&id, f.until_full);
-	job_cmdline(&cmdline, argc, argv);
+	/* One per CPU; 32 per CPU with --sync file, where every file waits for the disk. */
+	int threads = job_threads(&o->jo, f.sync == SYNC_FILE ? 32 : 1, 0, 0);
+	struct sbuf id = {0};
+	fill_identity(&id, o);
 	char *trees[] = {(char *)f.dir};
-	int rc = job_begin(&f.job, &jo, "fill", &id, cmdline.data, trees, 1);
+	rc = job_begin(&f.job, &o->jo, "fill", &id, trees, 1);
 	sbuf_free(&id);
-	sbuf_free(&cmdline);
 	if (rc)
 		return rc;
 	const struct sbuf *snap = job_snapshot(&f.job);
@@ -1028,17 +1115,17 @@ static int fill_run(void *opts)
 		       ckpt_dir(f.job.ckpt));
 		snap = NULL;
 		f.job.resumed = false;
-		if (errlog_open(&f.job.errlog, jo.errors, false, 0, 0) != 0)
+		if (errlog_open(&f.job.errlog, o->jo.errors, false, 0, 0) != 0)
 			return EXIT_USAGE;
 	}
 	if (mr > 0 && m.complete && !snap) {
-		rc = fill_again(&f, &m, &jo, threads);
+		rc = fill_again(&f, &m, &o->jo, threads);
 		manifest_free(&m);
 		return rc;
 	}
 	manifest_free(&m);
-	struct manifest nm = {.files = files, .fanout = fanout, .size_min = smin, .size_max = smax, .seed = seed,
-			      .layout_version = LAYOUT_VERSION, .claimed = f.lay.leaves};
+	struct manifest nm = {.files = o->files, .fanout = o->fanout, .size_min = o->smin, .size_max = o->smax,
+			      .seed = o->seed, .layout_version = LAYOUT_VERSION, .claimed = f.lay.leaves};
 	if (mr == 0 && manifest_write(f.dirfd, f.dir, &nm) != 0)
 		return EXIT_USAGE;
 
@@ -1047,8 +1134,8 @@ static int fill_run(void *opts)
 	f.tally = tally_open(f.job.ckpt ? ckpt_dir(f.job.ckpt) : NULL,
 			     threads + (threads > RECHECK_MIN_THREADS ? threads : RECHECK_MIN_THREADS), snap != NULL,
 			     fill_settle, &f, &f.tally_exact);
-	throttle_init(&f.throttle, rate);
-	f.throttled = rate > 0;
+	throttle_init(&f.throttle, o->jo.rate);
+	f.throttled = o->jo.rate > 0;
 	timeline_init(&f.tl, 0.5);
 	struct pool_config cfg = {
 	    .units = f.lay.leaves * f.parts,
@@ -1061,73 +1148,8 @@ static int fill_run(void *opts)
 	f.pool = pool_new(&cfg, snap);
 	if (!f.pool)
 		return EXIT_USAGE;
-	if (snap) {
-		/* The units the snapshot counts done: still so? */
-		struct recheck r = {.f = &f, .units = pool_next_unit(f.pool)};
-		pool_unfinished(f.pool, collect_undone, &r);
-		if (recheck_run(&r, threads, &jo) == RUN_STOPPED)
-			return job_end(&f.job, RUN_STOPPED, 0);
-		if (f.recheck_halt) {
-			stop_reason(&f, f.recheck_halt, "while making again files lost since the last snapshot");
-			return job_end(&f.job, RUN_STOPPED, 0);
-		}
-	}
-	struct run_hooks hooks = pool_run_hooks(f.pool, fill_progress, NULL);
-	enum run_result res = job_execute(&f.job, &hooks);
-	double el = pool_elapsed(f.pool);
-	timeline_force(&f.tl, el, f.created + f.existing);
-	int halt = pool_halted(f.pool);
-	const char *status = "complete";
-	bool json_stdout = jo.json && !strcmp(jo.json, "-");
-	FILE *out = json_stdout ? stderr : stdout;
-
-	if (res == RUN_DONE && halt && f.until_full && out_of_room(halt)) {
-		/* Full: record exactly which files exist; the fill is complete as far as it could go. */
-		void *ctx[2] = {&nm, &f};
-		uint64_t next = pool_next_unit(f.pool);
-		nm.claimed = (next + f.parts - 1) / f.parts;
-		pool_unfinished(f.pool, record_partial, ctx);
-		if (next % f.parts) /* a leaf whose later parts were never started */
-			record_partial_leaf(ctx, next / f.parts);
-		/* The units' counts miss the files of unfinished units and include those removed after a
-		 * gap in a partial leaf: count what the manifest says exists. */
-		uint64_t have = manifest_file_count(&nm, &f.lay);
-		f.created = have > f.existing ? have - f.existing : 0;
-		printf("fill: %s is out of %s: stopped as asked (--until-full)\n", f.dir, full_resource(f.dirfd));
-		status = "full";
-		halt = 0;
-	} else if (res == RUN_DONE && halt) {
-		/* Out of room, or the tree cannot be made: keep the state, stop (exit 3). */
-		run_checkpoint(&hooks, f.job.ckpt, true);
-		char when[64];
-		snprintf(when, sizeof(when), "after %llu files", (unsigned long long)(f.created + f.existing));
-		stop_reason(&f, halt, when);
-		res = RUN_STOPPED;
-		status = "stopped";
-	}
-	if (res == RUN_DONE) {
-		if (f.sync == SYNC_END && syncfs(f.dirfd) != 0)
-			warnx_("%s: syncfs: %s", f.dir, strerror(errno));
-		/* Complete only when no file was left out: a manifest never claims what is not there. */
-		nm.complete = !f.skipped;
-		if (f.skipped)
-			status = "incomplete";
-		if (manifest_write(f.dirfd, f.dir, &nm) != 0)
-			f.job.errlog.count++; /* reported; the fill itself is complete: exit 1 */
-	} else if (strcmp(status, "stopped")) {
-		status = "stopped";
-	}
-	summary(&f, out, el, status);
-	if (jo.json) {
-		struct sbuf doc = {0};
-		summary_json(&f, &doc, status, el, threads);
-		write_json_file(jo.json, &doc);
-		sbuf_free(&doc);
-	}
-	rc = job_end(&f.job, res, pool_errors(f.pool) + (f.skipped != 0)); /* files left out: exit 1 */
+	rc = fill_execute(&f, o, &nm, snap, threads);
 	manifest_free(&nm);
-	if (res == RUN_DONE)
-		pool_free(f.pool);
 	return rc;
 }
 

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/cmds.h"
 #include "report/outfile.h"
 #include "state/ser.h"
 #include "util/signals.h"
@@ -38,6 +39,15 @@ void job_opts_init(struct job_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->progress_s = -1;
 	o->checkpoint_s = 5;
+	o->rate_unit = "entries";
+	o->ioprio = -1;
+}
+
+void job_opts_free(struct job_opts *o)
+{
+	free(o->excludes);
+	o->excludes = NULL;
+	o->nexcludes = 0;
 }
 
 int usage_error(const char *fmt, ...)
@@ -138,9 +148,55 @@ int job_opt(struct job_opts *o, int c, const char *arg)
 			return usage_error("--threads: '%s' is not a number from 1 to 4096", arg), -1;
 		o->threads = (int)v;
 		return 1;
+	case OPT_EXCLUDE:
+		o->excludes = xrealloc(o->excludes, (o->nexcludes + 1) * sizeof(*o->excludes));
+		o->excludes[o->nexcludes++] = (char *)arg;
+		return 1;
+	case OPT_RATE:
+		if (!parse_count(arg, &o->rate) || !o->rate)
+			return usage_error("--rate: '%s' is not a number of %s per second from 1 to 2^64-1", arg, o->rate_unit),
+			       -1;
+		return 1;
+	case OPT_IONICE:
+		if ((o->ioprio = parse_ionice(arg)) < 0)
+			return usage_error("--ionice: '%s' is not idle or be:0..7", arg), -1;
+		return 1;
 	}
 	return 0;
 }
+
+int job_getopt(struct job_opts *o, int argc, char **argv, const char *shortopts, const struct option *longopts,
+	       const char *help, int *rc)
+{
+	o->argc = argc;
+	o->argv = argv;
+	int opt;
+	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		int r = job_opt(o, opt, optarg);
+		if (r < 0)
+			return *rc = EXIT_USAGE, 0;
+		if (r > 0)
+			continue;
+		if (opt == OPT_HELP) {
+			printf(help, job_options_help);
+			return *rc = EXIT_OK, 0;
+		}
+		if (opt == '?')
+			return *rc = usage_hint(), 0; /* getopt said what is wrong */
+		return opt;
+	}
+	return *rc = OPTS_RUN, 0;
+}
+
+int job_threads(const struct job_opts *o, int per_cpu, int min, int cap)
+{
+	if (o->threads)
+		return o->threads;
+	int n = per_cpu * cpu_count();
+	return n < min ? min : cap && n > cap ? cap : n;
+}
+
+bool job_json_stdout(const struct job_opts *o) { return o->json && !strcmp(o->json, "-"); }
 
 int identity_add_path(struct sbuf *id, const char *p)
 {
@@ -149,6 +205,20 @@ int identity_add_path(struct sbuf *id, const char *p)
 		return -1;
 	ser_str(id, abs);
 	return 0;
+}
+
+void identity_add_operands(struct sbuf *id, char *const *ops, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		identity_add_path(id, ops[i]);
+		ser_str(id, ops[i]);
+	}
+}
+
+void identity_add_excludes(struct sbuf *id, const struct job_opts *o)
+{
+	for (size_t i = 0; i < o->nexcludes; i++)
+		ser_str(id, o->excludes[i]);
 }
 
 /* Is the state directory sdir (absolute, resolved) inside one of trees? Then say so. */
@@ -214,6 +284,15 @@ static void notice(const char *what, const struct ckpt_info *in, const char *aft
 	sbuf_free(&b);
 }
 
+/* The command line as one readable line ("myriad walk ..."), for the state directory. */
+static void job_cmdline(struct sbuf *b, int argc, char **argv)
+{
+	sbuf_adds(b, prog_name); /* argv[0] is that too */
+	for (int i = 1; i < argc; i++)
+		sbuf_printf(b, " %s", argv[i]);
+	sbuf_addc(b, '\n');
+}
+
 /* A run whose output cannot be resumed exactly keeps no state; an earlier run's state of the same
  * job (an older myriad kept one) is discarded, saying so, rather than resumed into short output. */
 static int discard_unresumable(const struct job_opts *o, const char *cmd, const struct sbuf *identity,
@@ -236,8 +315,9 @@ static int discard_unresumable(const struct job_opts *o, const char *cmd, const 
 	return 0;
 }
 
-int job_begin(struct job *j, const struct job_opts *o, const char *cmd, const struct sbuf *identity,
-	      const char *summary, char *const *trees, size_t ntrees)
+/* job_begin, with the command line (summary) the state records. */
+static int begin(struct job *j, const struct job_opts *o, const char *cmd, const struct sbuf *identity,
+		 const char *summary, char *const *trees, size_t ntrees)
 {
 	memset(j, 0, sizeof(*j));
 	j->opts = o;
@@ -295,6 +375,16 @@ int job_begin(struct job *j, const struct job_opts *o, const char *cmd, const st
 	return 0;
 }
 
+int job_begin(struct job *j, const struct job_opts *o, const char *cmd, const struct sbuf *identity,
+	      char *const *trees, size_t ntrees)
+{
+	struct sbuf cmdline = {0};
+	job_cmdline(&cmdline, o->argc, o->argv);
+	int rc = begin(j, o, cmd, identity, cmdline.data, trees, ntrees);
+	sbuf_free(&cmdline);
+	return rc;
+}
+
 const struct sbuf *job_snapshot(const struct job *j) { return j->resumed ? &j->snapshot : NULL; }
 
 const char *job_snapshot_name(const struct job *j) { return j->ckpt ? ckpt_snapshot_path(j->ckpt) : NULL; }
@@ -316,14 +406,6 @@ void job_identity(struct sbuf *id, const char *cmd)
 {
 	ser_begin(id, "MYRID001");
 	ser_str(id, cmd);
-}
-
-void job_cmdline(struct sbuf *b, int argc, char **argv)
-{
-	sbuf_adds(b, prog_name); /* argv[0] is that too */
-	for (int i = 1; i < argc; i++)
-		sbuf_printf(b, " %s", argv[i]);
-	sbuf_addc(b, '\n');
 }
 
 int job_end(struct job *j, enum run_result r, uint64_t errors)
@@ -366,6 +448,8 @@ int parse_ionice(const char *spec)
 
 int apply_ionice(int ioprio)
 {
+	if (ioprio < 0)
+		return 0;
 	if (syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, ioprio) == 0)
 		return 0;
 	warnx_("--ionice: ioprio_set: %s", strerror(errno));

@@ -1,6 +1,7 @@
 /*
  * job: what every long command shares around its engine — the common options (--json, --errors,
- * --state, --no-state, --fresh, --progress, --checkpoint-interval, -j), opening the checkpoint
+ * --state, --no-state, --fresh, --progress, --checkpoint-interval, -j, and --exclude, --rate and
+ * --ionice for the commands that take them) and the option loop around them, opening the checkpoint
  * (saying on stderr what an earlier run left and that it is resumed or discarded) and the error
  * log, and turning the outcome into the exit codes of docs/design.md. A command is its options, a
  * plan and an action; everything here is written once.
@@ -19,6 +20,8 @@
 enum exit_code { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_STOPPED = 3 };
 
 struct job_opts {
+	int argc; /* the command's arguments (argv[0] its name), for its state's command line */
+	char **argv;
 	const char *json;
 	const char *errors;
 	const char *state;
@@ -30,6 +33,11 @@ struct job_opts {
 	double progress_s;   /* -1: default */
 	double checkpoint_s; /* default 5 */
 	int threads;         /* 0: the command's default */
+	char **excludes;     /* --exclude GLOB, in order (job_opts_free frees the array) */
+	size_t nexcludes;
+	uint64_t rate;         /* --rate N (0: none) */
+	const char *rate_unit; /* what --rate counts, for its message: "entries" (default) or "files" */
+	int ioprio;            /* --ionice, as parse_ionice gives it; -1: none */
 };
 
 enum {
@@ -41,7 +49,10 @@ enum {
 	OPT_PROGRESS,
 	OPT_CHECKPOINT,
 	OPT_HELP,
-	OPT_CMD_BASE /* commands number their own long-only options from here */
+	OPT_EXCLUDE,
+	OPT_RATE,
+	OPT_IONICE,
+	OPT_CMD_BASE /* each command's enum of its own long-only options starts here */
 };
 
 #define JOB_LONG_OPTIONS                                                                            \
@@ -52,12 +63,36 @@ enum {
 	    {"checkpoint-interval", required_argument, 0, OPT_CHECKPOINT},                          \
 	    {"threads", required_argument, 0, 'j'}, {"help", no_argument, 0, OPT_HELP}
 
+/* The shared options a command lists in its long options where it takes them; job_opt handles them,
+ * with the same messages whichever command it is. */
+#define JOB_EXCLUDE_OPTION {"exclude", required_argument, 0, OPT_EXCLUDE}
+#define JOB_RATE_OPTION {"rate", required_argument, 0, OPT_RATE}
+#define JOB_IONICE_OPTION {"ionice", required_argument, 0, OPT_IONICE}
+
 /* The help text of the common options, for a command's --help. */
 extern const char job_options_help[];
 
 void job_opts_init(struct job_opts *o);
+/* Free what parsing the common options allocated (the --exclude list). */
+void job_opts_free(struct job_opts *o);
 /* Handle a common option: 1 handled, 0 not a common option, -1 bad value (message printed). */
 int job_opt(struct job_opts *o, int c, const char *arg);
+
+/*
+ * The option loop every command runs: getopt_long over argv, the common options and --help (help
+ * printed with job_options_help for its %s) handled here. Returns the next option only the command
+ * knows, or 0 when parsing stops: *rc is then OPTS_RUN at the end of the options (optind: the first
+ * operand), EXIT_OK after --help, EXIT_USAGE after a message (a bad value, or getopt's own).
+ */
+int job_getopt(struct job_opts *o, int argc, char **argv, const char *shortopts, const struct option *longopts,
+	       const char *help, int *rc);
+
+/* The worker threads: -j, else per_cpu per CPU, at least min, at most cap (0: no cap). The default
+ * is each command's: how many of its operations may usefully wait on the disk at once. */
+int job_threads(const struct job_opts *o, int per_cpu, int min, int cap);
+
+/* Is the --json summary going to standard output (so the text summary goes to stderr)? */
+bool job_json_stdout(const struct job_opts *o);
 
 /* Print "myriad CMD: message" and the hint to --help; returns EXIT_USAGE. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -84,10 +119,11 @@ struct job {
  * Open the state (unless --no-state), refuse a state directory inside any of trees, load the last
  * snapshot — saying on stderr which earlier run is resumed, or discarded (--fresh, or a run whose
  * output is unresumable) — open the --errors file. identity describes the job (name, absolute operands, options
- * that change its result). Returns 0, or an exit code (EXIT_USAGE) after printing why.
+ * that change its result); the state records the command line (o->argc, o->argv) beside it.
+ * Returns 0, or an exit code (EXIT_USAGE) after printing why.
  */
 int job_begin(struct job *j, const struct job_opts *o, const char *cmd, const struct sbuf *identity,
-	      const char *summary, char *const *trees, size_t ntrees);
+	      char *const *trees, size_t ntrees);
 
 /* The snapshot to resume from, or NULL; the name of its file (for messages), or NULL. */
 const struct sbuf *job_snapshot(const struct job *j);
@@ -103,9 +139,6 @@ enum run_result job_execute(struct job *j, const struct run_hooks *h);
 
 /* Start a job's identity blob with the command's name (then add operands and options). */
 void job_identity(struct sbuf *id, const char *cmd);
-
-/* The command line as one readable line ("myriad walk ..."), for the state directory. */
-void job_cmdline(struct sbuf *b, int argc, char **argv);
 
 /*
  * Finish: on RUN_DONE remove the state; on RUN_STOPPED keep it and say why the run stopped and how
@@ -123,8 +156,8 @@ char *fmt_time(char *buf, time_t t);
 
 /* Parse --ionice idle | be:0..7 into an ioprio value; -1 when it is neither. */
 int parse_ionice(const char *spec);
-/* Run at that I/O priority; call before the workers start (threads inherit it). 0, or -1 with a
- * message. */
+/* Run at that I/O priority (-1: as it is); call before the workers start (threads inherit it). 0,
+ * or -1 with a message. */
 int apply_ionice(int ioprio);
 
 /* Write a JSON document to path ("-": stdout). Returns 0 or -1 (recorded: see output_failed). */
@@ -133,5 +166,10 @@ int write_json_file(const char *path, const struct sbuf *doc);
 /* Append identity fields (ser format) describing the absolute path of operand p, which may not
  * exist yet or any more (see path_resolve). 0, or -1 when even its parent cannot be resolved. */
 int identity_add_path(struct sbuf *id, const char *p);
+/* Append each operand as its absolute path and as given (a relative operand run from elsewhere is
+ * another job). */
+void identity_add_operands(struct sbuf *id, char *const *ops, size_t n);
+/* Append the --exclude patterns, in order: they change what the job does. */
+void identity_add_excludes(struct sbuf *id, const struct job_opts *o);
 
 #endif

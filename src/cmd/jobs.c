@@ -225,7 +225,7 @@ static void list_json(const struct job_list *l, struct sbuf *b)
 	struct json j;
 	json_init(&j, b);
 	json_open(&j, NULL, '{');
-	json_str(&j, "myriad_version", MYRIAD_VERSION);
+	json_header(&j, NULL);
 	json_text(&j, "state", l->base);
 	json_open(&j, "jobs", '[');
 	for (size_t i = 0; i < l->n; i++) {

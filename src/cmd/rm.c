@@ -246,146 +246,190 @@ static bool serial_unlinks(char **roots, size_t nroots)
 	return serial;
 }
 
+/* Up to 8 per CPU (at least 16) while unlinks wait on the disk; one where they serialize. */
 static int threads_for(const struct job_opts *jo, char **roots, size_t nroots)
 {
-	return jo->threads ? jo->threads : serial_unlinks(roots, nroots) ? 1 : (8 * cpu_count() < 16 ? 16 : 8 * cpu_count());
+	return jo->threads || !serial_unlinks(roots, nroots) ? job_threads(jo, 8, 16, 0) : 1;
 }
 
 struct rm_opts {
-	int argc;
-	char **argv;
-	struct job_opts jo;
+	struct job_opts jo; /* with --exclude, --rate and --ionice */
 	bool dry_run;
-	char **excludes;
-	size_t nexcludes;
-	uint64_t rate;
-	int ioprio;
-	int first; /* argv[first...]: the operands */
+	char **roots; /* the operands */
+	size_t nroots;
 };
+
+enum { OPT_DRY_RUN = OPT_CMD_BASE };
 
 static int rm_parse(int argc, char **argv, void *opts)
 {
 	static const struct option longopts[] = {
 	    JOB_LONG_OPTIONS,
-	    {"dry-run", no_argument, 0, OPT_CMD_BASE},
-	    {"exclude", required_argument, 0, OPT_CMD_BASE + 1},
-	    {"rate", required_argument, 0, OPT_CMD_BASE + 2},
-	    {"ionice", required_argument, 0, OPT_CMD_BASE + 3},
+	    {"dry-run", no_argument, 0, OPT_DRY_RUN},
+	    JOB_EXCLUDE_OPTION,
+	    JOB_RATE_OPTION,
+	    JOB_IONICE_OPTION,
 	    {0, 0, 0, 0},
 	};
 	struct rm_opts *o = opts;
-	o->argc = argc;
-	o->argv = argv;
 	job_opts_init(&o->jo);
-	o->excludes = xcalloc(argc, sizeof(char *));
-	o->ioprio = -1;
-	int opt;
-	while ((opt = getopt_long(argc, argv, "j:", longopts, NULL)) != -1) {
-		int r = job_opt(&o->jo, opt, optarg);
-		if (r < 0)
-			return EXIT_USAGE;
-		if (r > 0)
-			continue;
+	int opt, rc;
+	while ((opt = job_getopt(&o->jo, argc, argv, "j:", longopts, rm_help, &rc))) {
 		switch (opt) {
-		case OPT_HELP: printf(rm_help, job_options_help); return EXIT_OK;
-		case OPT_CMD_BASE: o->dry_run = true; break;
-		case OPT_CMD_BASE + 1: o->excludes[o->nexcludes++] = optarg; break;
-		case OPT_CMD_BASE + 2:
-			if (!parse_count(optarg, &o->rate) || !o->rate)
-				return usage_error("--rate: '%s' is not a number of entries per second from 1 to 2^64-1", optarg);
-			break;
-		case OPT_CMD_BASE + 3:
-			if ((o->ioprio = parse_ionice(optarg)) < 0)
-				return usage_error("--ionice: '%s' is not idle or be:0..7", optarg);
-			break;
-		default: return usage_hint(); /* getopt said what is wrong */
+		case OPT_DRY_RUN: o->dry_run = true; break;
+		default: return usage_hint();
 		}
 	}
+	if (rc != OPTS_RUN)
+		return rc;
 	if (optind == argc)
 		return usage_error("missing operand: the directories to remove");
-	o->first = optind;
+	o->roots = argv + optind;
+	o->nroots = argc - optind;
 	return OPTS_RUN;
 }
 
 static void rm_opts_free(void *opts)
 {
 	struct rm_opts *o = opts;
-	free(o->excludes);
+	job_opts_free(&o->jo);
 }
 
-static int rm_run(void *opts)
+/* The operands that are there (present[], *npresent; checked[]: what each was when checked) after
+ * each passed the guard: directories (not symlinks to them), all checked before any work starts.
+ * *missing: the first operand that is gone (removed by an interrupted run while this job's state
+ * exists). EXIT_OK, or EXIT_USAGE after saying why. */
+static int check_operands(const struct rm_opts *o, char **present, struct guard_operand *checked, size_t *npresent,
+			  const char **missing)
 {
-	struct rm_opts *o = opts;
-	int argc = o->argc;
-	char **argv = o->argv;
-	struct rm c;
-	memset(&c, 0, sizeof(c));
-	c.dry_run = o->dry_run;
-	const struct job_opts jo = o->jo;
-	char **excludes = o->excludes;
-	size_t nexcludes = o->nexcludes;
-	uint64_t rate = o->rate;
-	int ioprio = o->ioprio;
-	char **roots = argv + o->first;
-	size_t nroots = argc - o->first;
-
-	/* Operands: directories (not symlinks to them), each passing the guard, all checked before any
-	 * work starts. An operand that is gone while this job's state exists was removed by an
-	 * interrupted run. */
-	int rc = EXIT_OK;
 	struct guard guard;
 	if (guard_init(&guard) != 0)
 		return usage_error("cannot read the working directory and the directories above it, which are "
 				   "never removed: %s",
 				   strerror(errno));
-	char **present_roots = xcalloc(nroots, sizeof(char *));
-	struct guard_operand *checked = xcalloc(nroots, sizeof(*checked));
-	size_t present = 0;
-	const char *missing = NULL;
-	for (size_t i = 0; i < nroots && rc == EXIT_OK; i++) {
-		enum guard_verdict v = guard_check(&guard, roots[i], &checked[present]);
+	int rc = EXIT_OK;
+	*npresent = 0;
+	*missing = NULL;
+	for (size_t i = 0; i < o->nroots && rc == EXIT_OK; i++) {
+		char *root = o->roots[i];
+		enum guard_verdict v = guard_check(&guard, root, &checked[*npresent]);
 		if (v == GUARD_ERRNO && errno == ENOENT)
-			missing = missing ? missing : roots[i];
+			*missing = *missing ? *missing : root;
 		else if (v == GUARD_ERRNO)
-			rc = usage_error("%s: %s", roots[i], strerror(errno));
+			rc = usage_error("%s: %s", root, strerror(errno));
 		else if (v == GUARD_LINK_SLASH)
 			rc = usage_error("refusing to remove '%s': %s (to remove the link itself: rm '%.*s'; to remove the "
 					 "directory it points to, name that directory)",
-					 roots[i], guard_rule(v), (int)guard_name_len(roots[i]), roots[i]);
+					 root, guard_rule(v), (int)guard_name_len(root), root);
 		else if (v != GUARD_OK)
-			rc = usage_error("refusing to remove '%s': %s", roots[i], guard_rule(v));
-		else if (S_ISLNK(checked[present].type))
+			rc = usage_error("refusing to remove '%s': %s", root, guard_rule(v));
+		else if (S_ISLNK(checked[*npresent].type))
 			rc = usage_error("refusing to remove '%s': it is a symlink, and symlinks are never followed "
 					 "(myriad rm removes directories; to remove the link itself: rm '%s')",
-					 roots[i], roots[i]);
-		else if (!S_ISDIR(checked[present].type))
-			rc = usage_error("%s: not a directory", roots[i]);
+					 root, root);
+		else if (!S_ISDIR(checked[*npresent].type))
+			rc = usage_error("%s: not a directory", root);
 		else
-			present_roots[present++] = roots[i];
+			present[(*npresent)++] = root;
 	}
 	guard_free(&guard);
+	return rc;
+}
+
+static void rm_identity(struct sbuf *id, const struct rm_opts *o)
+{
+	job_identity(id, "rm");
+	identity_add_operands(id, o->roots, o->nroots);
+	ser_u64(id, o->dry_run);
+	identity_add_excludes(id, &o->jo);
+}
+
+static void summary_text(struct rm *c, enum run_result res, double el, uint64_t files, uint64_t dirs, uint64_t errors,
+			 FILE *out)
+{
+	char a[32], b[32], e[32], r[32];
+	unsigned runs = walk_sessions(c->walk);
+	char whole[96] = "";
+	if (!c->dry_run && c->tally && !c->tally_exact)
+		snprintf(whole, sizeof(whole), " (at least: an earlier run's count of what it removed was lost)");
+	else if (!c->dry_run && runs > 1)
+		snprintf(whole, sizeof(whole), " (whole job, %u runs)", runs);
+	fprintf(out, "rm%s%s: %s %s and %s %s %s%s; %s %s; %.2f s, %s entries/s\n",
+		c->dry_run ? " (dry run)" : "", res == RUN_DONE ? "" : " stopped", fmt_count(a, files),
+		plural(files, "file", "files"), fmt_count(b, dirs), plural(dirs, "directory", "directories"),
+		c->dry_run ? "would be removed" : "removed", whole, fmt_count(e, errors), plural(errors, "error", "errors"), el,
+		fmt_count(r, el > 0 ? (uint64_t)((files + dirs) / el) : 0));
+}
+
+static void summary_json(struct rm *c, struct sbuf *doc, const struct rm_opts *o, enum run_result res, double el,
+			 uint64_t files, uint64_t dirs, uint64_t errors, bool inode_order)
+{
+	struct json j;
+	json_init(&j, doc);
+	json_open(&j, NULL, '{');
+	json_header(&j, "rm");
+	json_open(&j, "roots", '[');
+	for (size_t i = 0; i < o->nroots; i++)
+		json_bytes(&j, NULL, o->roots[i], strlen(o->roots[i]));
+	json_close(&j, ']');
+	json_bool(&j, "dry_run", c->dry_run);
+	json_bool(&j, "complete", res == RUN_DONE);
+	json_u64(&j, "files", files);
+	json_u64(&j, "directories", dirs);
+	json_bool(&j, "counts_exact", c->dry_run || !c->tally || c->tally_exact);
+	json_u64(&j, "errors", errors);
+	json_u64(&j, "sessions", walk_sessions(c->walk));
+	json_bool(&j, "inode_order", inode_order);
+	json_u64(&j, "threads", walk_threads(c->walk));
+	json_double(&j, "elapsed_s", el);
+	json_double(&j, "entries_per_s", el > 0 ? (c->files + c->dirs) / el : 0);
+	hist_json(&j, "unlink_latency", &c->unlink_lat);
+	timeline_json(&j, "timeline", &c->tl);
+	json_close(&j, '}');
+}
+
+/* The summary on stdout (stderr with --json -) and with --json. */
+static void rm_report(struct rm *c, const struct rm_opts *o, enum run_result res, bool inode_order)
+{
+	double el = walk_elapsed(c->walk);
+	uint64_t files, dirs;
+	rm_counts(c, &files, &dirs);
+	timeline_force(&c->tl, el, files + dirs);
+	uint64_t errors = walk_errors(c->walk);
+	struct summary sm;
+	summary_text(c, res, el, files, dirs, errors, summary_open(&sm));
+	summary_show(&sm, !job_json_stdout(&o->jo));
+	if (o->jo.json) {
+		struct sbuf doc = {0};
+		summary_json(c, &doc, o, res, el, files, dirs, errors, inode_order);
+		write_json_file(o->jo.json, &doc);
+		sbuf_free(&doc);
+	}
+}
+
+static int rm_run(void *opts)
+{
+	struct rm_opts *o = opts;
+	struct rm c;
+	memset(&c, 0, sizeof(c));
+	c.dry_run = o->dry_run;
+	char **roots = xcalloc(o->nroots, sizeof(char *));
+	struct guard_operand *checked = xcalloc(o->nroots, sizeof(*checked));
+	size_t nroots = 0;
+	const char *missing = NULL;
+	int rc = check_operands(o, roots, checked, &nroots, &missing);
 	if (rc != EXIT_OK) {
-		free(present_roots);
+		free(roots);
 		free(checked);
 		return rc;
 	}
 
-	struct sbuf id = {0}, cmdline = {0};
-	job_identity(&id, "rm");
-	for (size_t i = 0; i < nroots; i++) {
-		identity_add_path(&id, roots[i]);
-		ser_str(&id, roots[i]);
-	}
-	ser_u64(&id, c.dry_run);
-	for (size_t i = 0; i < nexcludes; i++)
-		ser_str(&id, excludes[i]);
-	job_cmdline(&cmdline, argc, argv);
-
-	if (ioprio >= 0 && apply_ionice(ioprio) != 0)
+	struct sbuf id = {0};
+	rm_identity(&id, o);
+	if (apply_ionice(o->jo.ioprio) != 0)
 		return EXIT_USAGE;
-	rc = job_begin(&c.job, &jo, "rm", &id, cmdline.data, NULL, 0);
+	rc = job_begin(&c.job, &o->jo, "rm", &id, NULL, 0);
 	sbuf_free(&id);
-	sbuf_free(&cmdline);
 	if (rc)
 		return rc;
 	const struct sbuf *snap = job_snapshot(&c.job);
@@ -395,33 +439,30 @@ static int rm_run(void *opts)
 		ckpt_finish(c.job.ckpt); /* nothing was saved: leave no state behind */
 		return usage_error("%s: %s", missing, strerror(ENOENT));
 	}
-	roots = present_roots;
-	nroots = present;
+	int threads = threads_for(&o->jo, roots, nroots);
 	if (!c.dry_run) /* before anything is removed: it settles what the earlier runs did */
-		c.tally = tally_open(c.job.ckpt ? ckpt_dir(c.job.ckpt) : NULL, threads_for(&jo, roots, nroots), snap != NULL,
-				     rm_settle, NULL, &c.tally_exact);
+		c.tally = tally_open(c.job.ckpt ? ckpt_dir(c.job.ckpt) : NULL, threads, snap != NULL, rm_settle, NULL,
+				     &c.tally_exact);
 	timeline_init(&c.tl, 0.5);
 	struct throttle throttle;
-	throttle_init(&throttle, rate);
+	throttle_init(&throttle, o->jo.rate);
 	unsigned long type = nroots ? fs_type(roots[0]) : 0;
-	bool serial = serial_unlinks(roots, nroots);
-	int threads = threads_for(&jo, roots, nroots);
 	struct walk_config cfg = {
 	    .roots = roots,
 	    .nroots = nroots,
 	    .threads = threads,
-	    .min_threads = jo.threads || serial ? 0 : cpu_count(),
+	    .min_threads = o->jo.threads || serial_unlinks(roots, nroots) ? 0 : cpu_count(),
 	    .xdev = true,
 	    .report_mounts = true,
 	    .restart_on_resume = true,
 	    .inode_order = nroots && fs_inode_ordered(type),
-	    .excludes = excludes,
-	    .nexcludes = nexcludes,
+	    .excludes = o->jo.excludes,
+	    .nexcludes = o->jo.nexcludes,
 	    .visitor = {.ctx = &c, .local_size = sizeof(struct local), .entry = rm_entry, .dir_done = rm_dir_done,
 			.commit = rm_commit, .save = rm_save, .load = rm_load},
 	    .errlog = &c.job.errlog,
 	    .snapshot_name = job_snapshot_name(&c.job),
-	    .throttle = rate ? &throttle : NULL,
+	    .throttle = o->jo.rate ? &throttle : NULL,
 	};
 	c.walk = walk_new(&cfg, snap);
 	if (!c.walk)
@@ -440,59 +481,13 @@ static int rm_run(void *opts)
 	free(checked);
 	struct run_hooks hooks = walk_run_hooks(c.walk, rm_progress, NULL);
 	enum run_result res = job_execute(&c.job, &hooks);
-	double el = walk_elapsed(c.walk);
-	uint64_t files, dirs;
-	rm_counts(&c, &files, &dirs);
-	timeline_force(&c.tl, el, files + dirs);
-	uint64_t errors = walk_errors(c.walk);
-	struct summary sm;
-	char a[32], b[32], e[32], r[32];
-	unsigned runs = walk_sessions(c.walk);
-	char whole[96] = "";
-	if (!c.dry_run && c.tally && !c.tally_exact)
-		snprintf(whole, sizeof(whole), " (at least: an earlier run's count of what it removed was lost)");
-	else if (!c.dry_run && runs > 1)
-		snprintf(whole, sizeof(whole), " (whole job, %u runs)", runs);
-	fprintf(summary_open(&sm), "rm%s%s: %s %s and %s %s %s%s; %s %s; %.2f s, %s entries/s\n",
-		c.dry_run ? " (dry run)" : "", res == RUN_DONE ? "" : " stopped", fmt_count(a, files),
-		plural(files, "file", "files"), fmt_count(b, dirs), plural(dirs, "directory", "directories"),
-		c.dry_run ? "would be removed" : "removed", whole, fmt_count(e, errors), plural(errors, "error", "errors"), el,
-		fmt_count(r, el > 0 ? (uint64_t)((files + dirs) / el) : 0));
-	summary_show(&sm, !jo.json || strcmp(jo.json, "-"));
-	if (jo.json) {
-		struct sbuf doc = {0};
-		struct json j;
-		json_init(&j, &doc);
-		json_open(&j, NULL, '{');
-		json_str(&j, "myriad_version", MYRIAD_VERSION);
-		json_str(&j, "command", "rm");
-		json_open(&j, "roots", '[');
-		for (int i = o->first; i < argc; i++)
-			json_bytes(&j, NULL, argv[i], strlen(argv[i]));
-		json_close(&j, ']');
-		json_bool(&j, "dry_run", c.dry_run);
-		json_bool(&j, "complete", res == RUN_DONE);
-		json_u64(&j, "files", files);
-		json_u64(&j, "directories", dirs);
-		json_bool(&j, "counts_exact", c.dry_run || !c.tally || c.tally_exact);
-		json_u64(&j, "errors", errors);
-		json_u64(&j, "sessions", walk_sessions(c.walk));
-		json_bool(&j, "inode_order", cfg.inode_order);
-		json_u64(&j, "threads", walk_threads(c.walk));
-		json_double(&j, "elapsed_s", el);
-		json_double(&j, "entries_per_s", el > 0 ? (c.files + c.dirs) / el : 0);
-		hist_json(&j, "unlink_latency", &c.unlink_lat);
-		timeline_json(&j, "timeline", &c.tl);
-		json_close(&j, '}');
-		write_json_file(jo.json, &doc);
-		sbuf_free(&doc);
-	}
-	rc = job_end(&c.job, res, errors);
+	rm_report(&c, o, res, cfg.inode_order);
+	rc = job_end(&c.job, res, walk_errors(c.walk));
 	if (res == RUN_DONE) {
 		walk_free(c.walk);
 		tally_close(c.tally);
 	}
-	free(present_roots);
+	free(roots);
 	return rc;
 }
 

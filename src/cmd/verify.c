@@ -475,8 +475,7 @@ static void summary_json(struct verify *v, struct sbuf *b, double el, bool ok, b
 	struct json j;
 	json_init(&j, b);
 	json_open(&j, NULL, '{');
-	json_str(&j, "myriad_version", MYRIAD_VERSION);
-	json_str(&j, "command", "verify");
+	json_header(&j, "verify");
 	json_bytes(&j, "dir", v->dir, strlen(v->dir));
 	json_bool(&j, "quick", v->quick);
 	json_bool(&j, "complete", !stopped);
@@ -496,94 +495,95 @@ static void summary_json(struct verify *v, struct sbuf *b, double el, bool ok, b
 }
 
 struct verify_opts {
-	int argc;
-	char **argv;
 	struct job_opts jo;
 	bool quick;
 	const char *dir;
 };
 
+enum { OPT_QUICK = OPT_CMD_BASE };
+
 static int verify_parse(int argc, char **argv, void *opts)
 {
 	static const struct option longopts[] = {
 	    JOB_LONG_OPTIONS,
-	    {"quick", no_argument, 0, OPT_CMD_BASE},
+	    {"quick", no_argument, 0, OPT_QUICK},
 	    {0, 0, 0, 0},
 	};
 	struct verify_opts *o = opts;
-	o->argc = argc;
-	o->argv = argv;
 	job_opts_init(&o->jo);
-	int opt;
-	while ((opt = getopt_long(argc, argv, "j:", longopts, NULL)) != -1) {
-		int r = job_opt(&o->jo, opt, optarg);
-		if (r < 0)
-			return EXIT_USAGE;
-		if (r > 0)
-			continue;
+	int opt, rc;
+	while ((opt = job_getopt(&o->jo, argc, argv, "j:", longopts, verify_help, &rc))) {
 		switch (opt) {
-		case OPT_HELP: printf(verify_help, job_options_help); return EXIT_OK;
-		case OPT_CMD_BASE: o->quick = true; break;
-		default: return usage_hint(); /* getopt said what is wrong */
+		case OPT_QUICK: o->quick = true; break;
+		default: return usage_hint();
 		}
 	}
+	if (rc != OPTS_RUN)
+		return rc;
 	if (optind + 1 != argc)
 		return usage_error(optind == argc ? "missing operand: the directory to verify" : "one directory only");
 	o->dir = argv[optind];
 	return OPTS_RUN;
 }
 
-static void verify_opts_free(void *opts) { (void)opts; }
+static void verify_opts_free(void *opts)
+{
+	struct verify_opts *o = opts;
+	job_opts_free(&o->jo);
+}
+
+/* Open DIR and read its manifest and layout into v. 0, or EXIT_USAGE after saying why. */
+static int open_tree(struct verify *v)
+{
+	v->dirfd = open(v->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (v->dirfd < 0) {
+		warnx_("%s: open: %s", v->dir, strerror(errno));
+		return EXIT_USAGE;
+	}
+	int mr = manifest_read(v->dirfd, v->dir, &v->m);
+	if (mr == 0)
+		warnx_("%s holds no fill manifest (%s): nothing to verify against", v->dir, MANIFEST_NAME);
+	if (mr <= 0)
+		return EXIT_USAGE;
+	if (!layout_init(&v->lay, v->m.files, v->m.fanout, v->m.size_min, v->m.size_max, v->m.seed) ||
+	    v->m.claimed > v->lay.leaves) {
+		warnx_("%s/%s: its parameters do not make a layout", v->dir, MANIFEST_NAME);
+		return EXIT_USAGE;
+	}
+	v->expected = manifest_file_count(&v->m, &v->lay);
+	struct stat st, parent;
+	char up[4200];
+	snprintf(up, sizeof(up), "%s/..", v->dir);
+	v->fs_root = fstat(v->dirfd, &st) == 0 && stat(up, &parent) == 0 && st.st_dev != parent.st_dev;
+	return 0;
+}
 
 static int verify_run(void *opts)
 {
 	struct verify_opts *o = opts;
-	int argc = o->argc;
-	char **argv = o->argv;
 	struct verify v;
 	memset(&v, 0, sizeof(v));
-	const struct job_opts jo = o->jo;
 	v.quick = o->quick;
 	v.dir = o->dir;
 	v.prefetch = !v.quick && prefetch_wanted(v.dir, true);
-	v.dirfd = open(v.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (v.dirfd < 0) {
-		warnx_("%s: open: %s", v.dir, strerror(errno));
-		return EXIT_USAGE;
-	}
-	int mr = manifest_read(v.dirfd, v.dir, &v.m);
-	if (mr == 0)
-		warnx_("%s holds no fill manifest (%s): nothing to verify against", v.dir, MANIFEST_NAME);
-	if (mr <= 0)
-		return EXIT_USAGE;
-	if (!layout_init(&v.lay, v.m.files, v.m.fanout, v.m.size_min, v.m.size_max, v.m.seed) ||
-	    v.m.claimed > v.lay.leaves) {
-		warnx_("%s/%s: its parameters do not make a layout", v.dir, MANIFEST_NAME);
-		return EXIT_USAGE;
-	}
-	v.expected = manifest_file_count(&v.m, &v.lay);
-	struct stat st, parent;
-	char up[4200];
-	snprintf(up, sizeof(up), "%s/..", v.dir);
-	v.fs_root = fstat(v.dirfd, &st) == 0 && stat(up, &parent) == 0 && st.st_dev != parent.st_dev;
+	int rc = open_tree(&v);
+	if (rc)
+		return rc;
 	errlog_stderr_limit(100);
 
-	struct sbuf id = {0}, cmdline = {0};
+	struct sbuf id = {0};
 	job_identity(&id, "verify");
 	identity_add_path(&id, v.dir);
 	ser_u64(&id, v.quick);
-	job_cmdline(&cmdline, argc, argv);
 	char *trees[] = {(char *)v.dir};
-	int rc = job_begin(&v.job, &jo, "verify", &id, cmdline.data, trees, 1);
+	rc = job_begin(&v.job, &o->jo, "verify", &id, trees, 1);
 	sbuf_free(&id);
-	sbuf_free(&cmdline);
 	if (rc)
 		return rc;
 	const struct sbuf *snap = job_snapshot(&v.job);
-	int threads = jo.threads ? jo.threads : 2 * cpu_count();
 	struct pool_config cfg = {
 	    .units = total_units(&v.lay),
-	    .threads = threads,
+	    .threads = job_threads(&o->jo, 2, 0, 0),
 	    .visitor = {.ctx = &v, .local_size = sizeof(struct local), .run = verify_unit, .commit = verify_commit,
 			.save = verify_save, .load = verify_load, .local_free = verify_local_free},
 	    .errlog = &v.job.errlog,
@@ -599,11 +599,11 @@ static int verify_run(void *opts)
 	bool ok = v.m.complete && pool_errors(v.pool) == 0;
 	struct summary sm;
 	summary(&v, summary_open(&sm), el, ok, stopped);
-	summary_show(&sm, !jo.json || strcmp(jo.json, "-"));
-	if (jo.json) {
+	summary_show(&sm, !job_json_stdout(&o->jo));
+	if (o->jo.json) {
 		struct sbuf doc = {0};
 		summary_json(&v, &doc, el, ok, stopped);
-		write_json_file(jo.json, &doc);
+		write_json_file(o->jo.json, &doc);
 		sbuf_free(&doc);
 	}
 	rc = job_end(&v.job, res, ok ? 0 : 1);

@@ -246,8 +246,7 @@ static void summary_json(struct walk_cmd *c, struct sbuf *b, char *const *roots,
 	struct json j;
 	json_init(&j, b);
 	json_open(&j, NULL, '{');
-	json_str(&j, "myriad_version", MYRIAD_VERSION);
-	json_str(&j, "command", "walk");
+	json_header(&j, "walk");
 	json_open(&j, "roots", '[');
 	for (size_t i = 0; i < nroots; i++)
 		json_bytes(&j, NULL, roots[i], strlen(roots[i]));
@@ -274,71 +273,52 @@ static void summary_json(struct walk_cmd *c, struct sbuf *b, char *const *roots,
 	json_close(&j, '}');
 }
 
-/* Up to 8 per CPU (at least 16) when reads wait on the disk; one per CPU to start with. */
-static int default_threads(void)
-{
-	int n = 8 * cpu_count();
-	return n < 16 ? 16 : n > 128 ? 128 : n;
-}
-
 struct walk_opts {
-	int argc;
-	char **argv;
-	struct job_opts jo;
+	struct job_opts jo; /* with --exclude and --rate */
 	unsigned type_mask;
 	int print;
 	bool stat, xdev;
 	const char *output;
 	struct sbuf types; /* the --type lists given, joined by ',': part of the job's identity */
-	char **excludes;
-	size_t nexcludes;
-	uint64_t rate;
 	char **roots;
 	size_t nroots;
 };
+
+enum { OPT_STAT = OPT_CMD_BASE, OPT_PRINT, OPT_PRINT0, OPT_TYPE, OPT_XDEV };
 
 static int walk_parse(int argc, char **argv, void *opts)
 {
 	static const struct option longopts[] = {
 	    JOB_LONG_OPTIONS,
-	    {"stat", no_argument, 0, OPT_CMD_BASE},
-	    {"print", no_argument, 0, OPT_CMD_BASE + 1},
-	    {"print0", no_argument, 0, OPT_CMD_BASE + 2},
+	    {"stat", no_argument, 0, OPT_STAT},
+	    {"print", no_argument, 0, OPT_PRINT},
+	    {"print0", no_argument, 0, OPT_PRINT0},
 	    {"output", required_argument, 0, 'o'},
-	    {"type", required_argument, 0, OPT_CMD_BASE + 3},
-	    {"exclude", required_argument, 0, OPT_CMD_BASE + 4},
-	    {"xdev", no_argument, 0, OPT_CMD_BASE + 5},
-	    {"rate", required_argument, 0, OPT_CMD_BASE + 6},
+	    {"type", required_argument, 0, OPT_TYPE},
+	    JOB_EXCLUDE_OPTION,
+	    {"xdev", no_argument, 0, OPT_XDEV},
+	    JOB_RATE_OPTION,
 	    {0, 0, 0, 0},
 	};
 	struct walk_opts *o = opts;
-	o->argc = argc;
-	o->argv = argv;
 	o->type_mask = (1u << T_N) - 1;
 	job_opts_init(&o->jo);
-	o->excludes = xcalloc(argc, sizeof(char *));
-	int opt;
-	while ((opt = getopt_long(argc, argv, "j:o:", longopts, NULL)) != -1) {
-		int r = job_opt(&o->jo, opt, optarg);
-		if (r < 0)
-			return EXIT_USAGE;
-		if (r > 0)
-			continue;
+	int opt, rc;
+	while ((opt = job_getopt(&o->jo, argc, argv, "j:o:", longopts, walk_help, &rc))) {
 		switch (opt) {
-		case OPT_HELP: printf(walk_help, job_options_help); return EXIT_OK;
-		case OPT_CMD_BASE: o->stat = true; break;
-		case OPT_CMD_BASE + 1:
-		case OPT_CMD_BASE + 2:
-			if (o->print && o->print != opt - OPT_CMD_BASE)
+		case OPT_STAT: o->stat = true; break;
+		case OPT_PRINT:
+		case OPT_PRINT0:
+			if (o->print && o->print != 1 + (opt == OPT_PRINT0))
 				return usage_error("--print and --print0 contradict each other: choose one");
-			o->print = opt - OPT_CMD_BASE;
+			o->print = 1 + (opt == OPT_PRINT0);
 			break;
 		case 'o':
 			if (!job_output_ok("--output", optarg))
 				return EXIT_USAGE;
 			o->output = optarg;
 			break;
-		case OPT_CMD_BASE + 3:
+		case OPT_TYPE:
 			/* Repeated, the lists add up (--type f --type d is f,d), as find's -type f -o -type d. */
 			if (!o->types.len)
 				o->type_mask = 0;
@@ -348,19 +328,16 @@ static int walk_parse(int argc, char **argv, void *opts)
 			if (!parse_types(optarg, &o->type_mask))
 				return usage_error("--type: '%s' is not a list of f, d, l, p, s, b, c", optarg);
 			break;
-		case OPT_CMD_BASE + 4: o->excludes[o->nexcludes++] = optarg; break;
-		case OPT_CMD_BASE + 5: o->xdev = true; break;
-		case OPT_CMD_BASE + 6:
-			if (!parse_count(optarg, &o->rate) || o->rate == 0)
-				return usage_error("--rate: '%s' is not a number of entries per second from 1 to 2^64-1", optarg);
-			break;
-		default: return usage_hint(); /* getopt said what is wrong */
+		case OPT_XDEV: o->xdev = true; break;
+		default: return usage_hint();
 		}
 	}
+	if (rc != OPTS_RUN)
+		return rc;
 	if (o->output && !o->print)
 		o->print = 1;
 	if (o->print && (!o->output || !strcmp(o->output, "-"))) {
-		if (o->jo.json && !strcmp(o->jo.json, "-"))
+		if (job_json_stdout(&o->jo))
 			return usage_error("--json -: the summary would mix with the paths on standard output: "
 					   "give --json FILE, or the paths -o FILE");
 		/* A resume would repeat or lose what followed the last snapshot, unseen by the reader. */
@@ -380,51 +357,63 @@ static int walk_parse(int argc, char **argv, void *opts)
 static void walk_opts_free(void *opts)
 {
 	struct walk_opts *o = opts;
-	free(o->excludes);
+	job_opts_free(&o->jo);
 	sbuf_free(&o->types);
+}
+
+/* The job's identity: what changes its result, not how fast it runs. */
+static void walk_identity(struct sbuf *id, const struct walk_opts *o)
+{
+	job_identity(id, "walk");
+	identity_add_operands(id, o->roots, o->nroots);
+	ser_u64(id, o->stat);
+	ser_u64(id, o->print);
+	ser_u64(id, o->xdev);
+	/* The --type text as 0.1 wrote it for one --type, so its states resume. */
+	ser_bytes(id, o->types.len ? o->types.data : "", o->types.len);
+	identity_add_excludes(id, &o->jo);
+	if (o->output && (!strcmp(o->output, "-") || identity_add_path(id, o->output) != 0))
+		ser_str(id, o->output);
+}
+
+/* The summary on stdout (or stderr: not among the paths) and with --json. */
+static void walk_report(struct walk_cmd *c, const struct walk_opts *o, enum run_result res, int threads)
+{
+	double el = walk_elapsed(c->walk);
+	bool json_stdout = job_json_stdout(&o->jo);
+	struct summary sm;
+	FILE *sf = summary_open(&sm);
+	if (res == RUN_STOPPED)
+		fprintf(sf, "walk stopped after ");
+	summary_text(c, sf, el);
+	summary_show(&sm, c->out.fd != 1 && !json_stdout); /* not among the paths */
+	if (o->jo.json) {
+		struct sbuf doc = {0};
+		summary_json(c, &doc, o->roots, o->nroots, threads, res == RUN_DONE, el);
+		write_json_file(o->jo.json, &doc);
+		sbuf_free(&doc);
+	}
 }
 
 static int walk_run(void *opts)
 {
 	struct walk_opts *o = opts;
-	int argc = o->argc;
-	char **argv = o->argv;
 	struct walk_cmd c = {.type_mask = o->type_mask, .print = o->print, .stat = o->stat, .output = o->output};
-	const struct job_opts jo = o->jo;
-	char **excludes = o->excludes, **roots = o->roots;
-	size_t nexcludes = o->nexcludes, nroots = o->nroots;
-	bool xdev = o->xdev;
-	uint64_t rate = o->rate;
 	struct throttle throttle;
-	for (size_t i = 0; i < nroots; i++) {
+	for (size_t i = 0; i < o->nroots; i++) {
 		struct stat st;
-		if (stat(roots[i], &st) != 0)
-			return usage_error("%s: %s", roots[i], strerror(errno));
+		if (stat(o->roots[i], &st) != 0)
+			return usage_error("%s: %s", o->roots[i], strerror(errno));
 		if (!S_ISDIR(st.st_mode))
-			return usage_error("%s: not a directory", roots[i]);
+			return usage_error("%s: not a directory", o->roots[i]);
 	}
-	int threads = jo.threads ? jo.threads : default_threads();
+	/* Up to 8 per CPU (at least 16) when reads wait on the disk; one per CPU to start with. */
+	int threads = job_threads(&o->jo, 8, 16, 128);
 
-	/* The job's identity: what changes its result, not how fast it runs. */
-	struct sbuf id = {0}, cmdline = {0};
-	job_identity(&id, "walk");
-	for (size_t i = 0; i < nroots; i++) {
-		identity_add_path(&id, roots[i]);
-		ser_str(&id, roots[i]);
-	}
-	ser_u64(&id, c.stat);
-	ser_u64(&id, c.print);
-	ser_u64(&id, xdev);
-	ser_bytes(&id, o->types.len ? o->types.data : "", o->types.len); /* as 0.1 wrote it for one --type, so its states resume */
-	for (size_t i = 0; i < nexcludes; i++)
-		ser_str(&id, excludes[i]);
-	if (c.output && (!strcmp(c.output, "-") || identity_add_path(&id, c.output) != 0))
-		ser_str(&id, c.output);
-	job_cmdline(&cmdline, argc, argv);
-
-	int rc = job_begin(&c.job, &jo, "walk", &id, cmdline.data, roots, nroots);
+	struct sbuf id = {0};
+	walk_identity(&id, o);
+	int rc = job_begin(&c.job, &o->jo, "walk", &id, o->roots, o->nroots);
 	sbuf_free(&id);
-	sbuf_free(&cmdline);
 	if (rc)
 		return rc;
 	const struct sbuf *snap = job_snapshot(&c.job);
@@ -433,21 +422,21 @@ static int walk_run(void *opts)
 		return EXIT_USAGE;
 
 	struct walk_config cfg = {
-	    .roots = roots,
-	    .nroots = nroots,
+	    .roots = o->roots,
+	    .nroots = o->nroots,
 	    .threads = threads,
-	    .min_threads = jo.threads ? 0 : cpu_count(),
-	    .xdev = xdev,
-	    .excludes = excludes,
-	    .nexcludes = nexcludes,
+	    .min_threads = o->jo.threads ? 0 : cpu_count(),
+	    .xdev = o->xdev,
+	    .excludes = o->jo.excludes,
+	    .nexcludes = o->jo.nexcludes,
 	    .stat_mask = c.stat ? STATX_SIZE | STATX_BLOCKS : 0,
 	    .visitor = {.ctx = &c, .local_size = sizeof(struct local), .entry = on_entry, .commit = on_commit,
 			.save = on_save, .load = on_load},
 	    .errlog = &c.job.errlog,
 	    .snapshot_name = job_snapshot_name(&c.job),
-	    .throttle = rate ? &throttle : NULL,
+	    .throttle = o->jo.rate ? &throttle : NULL,
 	};
-	throttle_init(&throttle, rate);
+	throttle_init(&throttle, o->jo.rate);
 	c.walk = walk_new(&cfg, snap);
 	if (!c.walk)
 		return EXIT_USAGE;
@@ -456,24 +445,10 @@ static int walk_run(void *opts)
 	struct run_hooks hooks = walk_run_hooks(c.walk, on_progress, on_sync);
 	enum run_result res = job_execute(&c.job, &hooks);
 	/* The totals are final now, or frozen by the stop snapshot. */
-	double el = walk_elapsed(c.walk);
-	uint64_t errors = walk_errors(c.walk);
-	bool json_stdout = jo.json && !strcmp(jo.json, "-");
-	struct summary sm;
-	FILE *sf = summary_open(&sm);
-	if (res == RUN_STOPPED)
-		fprintf(sf, "walk stopped after ");
-	summary_text(&c, sf, el);
-	summary_show(&sm, c.out.fd != 1 && !json_stdout); /* not among the paths */
-	if (jo.json) {
-		struct sbuf doc = {0};
-		summary_json(&c, &doc, roots, nroots, threads, res == RUN_DONE, el);
-		write_json_file(jo.json, &doc);
-		sbuf_free(&doc);
-	}
+	walk_report(&c, o, res, threads);
 	if (c.print)
 		outfile_close(&c.out);
-	rc = job_end(&c.job, res, errors);
+	rc = job_end(&c.job, res, walk_errors(c.walk));
 	if (res == RUN_DONE)
 		walk_free(c.walk);
 	return rc;

@@ -219,3 +219,10 @@ void json_null(struct json *j, const char *key)
 	json_key(j, key);
 	sbuf_adds(j->b, "null");
 }
+
+void json_header(struct json *j, const char *command)
+{
+	json_str(j, "myriad_version", MYRIAD_VERSION);
+	if (command)
+		json_str(j, "command", command);
+}

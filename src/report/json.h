@@ -41,6 +41,9 @@ void json_bool(struct json *j, const char *key, bool v);
 void json_str(struct json *j, const char *key, const char *s);
 void json_bytes(struct json *j, const char *key, const char *s, size_t len);
 void json_null(struct json *j, const char *key);
+/* The first fields of every document myriad writes: myriad_version, then command (none when NULL),
+ * so that a reader knows what wrote it before it reads further. */
+void json_header(struct json *j, const char *command);
 
 /* Decode a JSON string body written by json_string back to bytes (for tests and readers).
  * in points after the opening quote; returns the number of input bytes consumed up to and

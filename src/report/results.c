@@ -179,8 +179,7 @@ void lc_results_json(const struct lc_results *r, struct sbuf *out)
 	struct json j;
 	json_init(&j, out);
 	json_open(&j, NULL, '{');
-	json_str(&j, "myriad_version", MYRIAD_VERSION);
-	json_str(&j, "command", "lifecycle");
+	json_header(&j, "lifecycle");
 	json_bool(&j, "complete", r->complete);
 	str_or_null(&j, "started", r->started);
 	str_or_null(&j, "updated", r->updated);
