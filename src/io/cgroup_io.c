@@ -13,6 +13,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "io/mounts.h"
 #include "util/util.h"
 
 bool cgroup_io_parse(const char *s, struct cgroup_io_spec *spec)
@@ -86,23 +87,6 @@ static bool has_word(const char *list, const char *word, const char *sep)
 	return false;
 }
 
-/* Undo mountinfo's octal escapes (\040 for a space) in place. */
-static void unescape(char *s)
-{
-	char *o = s;
-	for (char *p = s; *p; p++) {
-		bool octal = p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' &&
-			     p[3] <= '7';
-		if (octal) {
-			*o++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
-			p += 3;
-		} else {
-			*o++ = *p;
-		}
-	}
-	*o = 0;
-}
-
 /* One line of /proc/self/mountinfo, split (the strings point into the line). */
 struct mnt {
 	unsigned major, minor;
@@ -128,9 +112,9 @@ static bool parse_mount(char *line, struct mnt *m)
 	m->superopts = strtok_r(NULL, " \n", &save);
 	if (!m->fstype || !m->source || !m->superopts)
 		return false;
-	unescape(m->root);
-	unescape(m->point);
-	unescape(m->source);
+	mounts_unescape(m->root);
+	mounts_unescape(m->point);
+	mounts_unescape(m->source);
 	return true;
 }
 

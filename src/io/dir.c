@@ -16,6 +16,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "io/mounts.h"
 #include "util/util.h"
 
 ssize_t dir_read(int fd, void *buf, size_t size) { return syscall(SYS_getdents64, fd, buf, size); }
@@ -216,21 +217,6 @@ static bool path_under(const char *a, const char *b)
 	return !strncmp(a, b, n) && (a[n] == 0 || a[n] == '/');
 }
 
-/* Undo mountinfo's octal escapes (\040 for a space...) in place. */
-static void unescape_octal(char *s)
-{
-	char *w = s;
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*w++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
-			s += 3;
-		} else {
-			*w++ = *s;
-		}
-	}
-	*w = 0;
-}
-
 /* Mount mnt from /proc/self/mountinfo: its filesystem ("major:minor"), its root (the path in that
  * filesystem it shows) and its mount point (PATH_MAX bytes each). 0, or -1 with errno. */
 static int mount_of(uint64_t mnt, char dev[32], char *root, char *point)
@@ -251,8 +237,8 @@ static int mount_of(uint64_t mnt, char dev[32], char *root, char *point)
 		strcpy(dev, d);
 		strcpy(root, r);
 		strcpy(point, p);
-		unescape_octal(root);
-		unescape_octal(point);
+		mounts_unescape(root);
+		mounts_unescape(point);
 		rc = 0;
 	}
 	free(line);
