@@ -304,8 +304,8 @@ static int check_operands(const struct rm_opts *o, char **present, struct guard_
 {
 	struct guard guard;
 	if (guard_init(&guard) != 0)
-		return usage_error("cannot read the working directory and the directories above it, which are "
-				   "never removed: %s",
+		return usage_error("cannot identify the working directory and every directory above it, which are "
+				   "never removed: %s (run it from a directory whose parents this user can search)",
 				   strerror(errno));
 	int rc = EXIT_OK;
 	*npresent = 0;

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,6 +20,62 @@
 /* The same entry through the same mount (a directory bind-mounted onto its own child is not its
  * parent). */
 static bool same_mount_entry(const struct fs_id *a, const struct fs_id *b) { return fs_id_same(a, b) && a->mnt == b->mnt; }
+
+static void above_push(struct guard *g, size_t *cap, const struct fs_id *id)
+{
+	if (g->nabove == *cap) {
+		*cap = *cap ? 2 * *cap : 16;
+		g->above = xrealloc(g->above, *cap * sizeof(*g->above));
+	}
+	g->above[g->nabove++] = *id;
+}
+
+/*
+ * '..' could not be taken from g->above's last entry (EACCES: a directory above the working
+ * directory that this user cannot search, such as a 0700 home). Complete the chain from the other
+ * end: the working directory's path as the kernel knows it, each prefix looked up from /, down to
+ * the first that cannot be. The two halves must meet at the entry where '..' failed; otherwise the
+ * chain has a gap and nothing can be checked. 0, or -1 with errno.
+ */
+static int complete_from_top(struct guard *g, size_t *cap)
+{
+	char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/cwd", path, sizeof(path) - 1);
+	if (n <= 0 || path[0] != '/')
+		return -1;
+	path[n] = 0;
+	struct fs_id *top = xmalloc(16 * sizeof(*top));
+	size_t ntop = 0, tcap = 16;
+	if (fs_identity(AT_FDCWD, "/", &top[ntop]) == 0)
+		ntop++;
+	for (size_t i = 2; ntop > 0 && i <= (size_t)n; i++) { /* each prefix "/a", "/a/b", ... */
+		if (i < (size_t)n && path[i] != '/')
+			continue;
+		char c = path[i];
+		path[i] = 0;
+		struct fs_id id;
+		int r = fs_identity(AT_FDCWD, path, &id);
+		path[i] = c;
+		if (r != 0)
+			break;
+		if (ntop == tcap) {
+			tcap *= 2;
+			top = xrealloc(top, tcap * sizeof(*top));
+		}
+		top[ntop++] = id;
+	}
+	const struct fs_id *meet = &g->above[g->nabove - 1];
+	for (size_t k = ntop; k-- > 0;)
+		if (same_mount_entry(&top[k], meet)) {
+			while (k-- > 0)
+				above_push(g, cap, &top[k]);
+			free(top);
+			return 0;
+		}
+	free(top);
+	errno = EACCES;
+	return -1;
+}
 
 int guard_init(struct guard *g)
 {
@@ -39,14 +96,12 @@ int guard_init(struct guard *g)
 			errno = ELOOP;
 			break;
 		}
-		if (g->nabove == cap) {
-			cap = cap ? 2 * cap : 16;
-			g->above = xrealloc(g->above, cap * sizeof(*g->above));
-		}
-		g->above[g->nabove++] = id;
+		above_push(g, &cap, &id);
 		int up = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		close(fd);
 		fd = up;
+		if (fd < 0 && errno == EACCES && complete_from_top(g, &cap) == 0)
+			return 0;
 	}
 	int e = errno;
 	if (fd >= 0)

@@ -114,6 +114,37 @@ else
 	skip "a read-only / in a mount namespace of its own: $(cat "$S/why")"
 fi
 
+# A user who cannot search a directory above the working directory (a 0700 home, a private
+# checkout) can still remove a tree of its own below it; the guard still refuses the working
+# directory itself. The old binary refused everything there ("cannot read the working directory").
+if command -v setpriv >/dev/null; then
+	build
+	mkdir -p "$W/bin" "$W/locked/w/deep/t/u"
+	cp "$MYRIAD" "$W/bin/myriad" && chmod 755 "$W/bin" "$W/bin/myriad"
+	touch "$W/locked/w/deep/t/u/f"
+	chmod 700 "$W/locked" && chmod 777 "$W/locked/w"
+	# The scratch directory above the sandbox is 0700 too: searchable for this case, then not.
+	chmod 711 "$S"
+	chown -R 65534:65534 "$W/locked/w/deep"
+	NB=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	cd "$W/locked/w/deep" || exit 1
+	"${NB[@]}" "$W/bin/myriad" rm --no-state ../deep >/dev/null 2>"$S/err"
+	expect_eq "unsearchable ancestor: rm of the working directory by ../NAME is still refused" \
+		"2 $CWD" "$? $(grep -oF "$CWD" "$S/err")"
+	"${NB[@]}" "$W/bin/myriad" rm --no-state t >/dev/null 2>"$S/err"
+	expect_eq "unsearchable ancestor: rm of a tree below the working directory works" \
+		"0  $W/locked/w/deep" "$? $(cat "$S/err") $(find "$W/locked/w/deep")"
+	# Two directories above that it cannot search: the ones between cannot be known, so no rm.
+	chmod 700 "$S"
+	mkdir t
+	"${NB[@]}" "$W/bin/myriad" rm --no-state t >/dev/null 2>"$S/err"
+	expect_eq "two unsearchable ancestors: rm refuses to run, says why, removes nothing" \
+		"2 1 $W/locked/w/deep/t" "$? $(grep -c "cannot identify the working directory" "$S/err") $(ls -d "$W/locked/w/deep/t")"
+	cd "$W/a/b/c" || exit 1
+else
+	skip "rm under an unsearchable ancestor: needs setpriv"
+fi
+
 # An operand whose final rmdir finds it gone is an error (the old binary took ENOENT there for
 # success): faultfs makes the operand's rmdir fail with ENOENT, everything under it goes.
 if [ -e /dev/fuse ]; then

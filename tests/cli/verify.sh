@@ -128,7 +128,9 @@ touch "$K/d20/zz"
 for i in 1 2 3; do
 	"$MYRIAD" verify -j 1 --checkpoint-interval 0.02 --errors "$S/ve2" "$K" >/dev/null 2>&1 &
 	pid=$!
-	sleep 0.2
+	# Killed only after its first checkpoint: a kill that lands before it leaves nothing to resume.
+	wait_for_glob "$S/state/myriad/*/snapshot" || fail "verify: no snapshot within 20 s"
+	sleep 0.1
 	kill -9 $pid 2>/dev/null
 	wait $pid 2>/dev/null
 done
