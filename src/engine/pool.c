@@ -44,8 +44,6 @@ struct pool {
 	int nstarted;
 	bool joined;
 	uint64_t start_ns, end_ns, prev_ns, sessions;
-	void (*progress)(void *ctx, struct sbuf *line);
-	void (*sync)(void *ctx);
 };
 
 static bool bit_get(const struct pool *p, uint64_t u) { return p->done[(u % WINDOW) / 8] & (1u << (u % 8)); }
@@ -250,32 +248,18 @@ void pool_start(struct pool *p)
 
 static bool pool_done(void *ctx) { return atomic_load(&((struct pool *)ctx)->over); }
 
-static void pool_progress(void *ctx, struct sbuf *line)
-{
-	struct pool *p = ctx;
-	p->progress(p->cfg.visitor.ctx, line);
-}
-
-static void pool_sync(void *ctx)
-{
-	struct pool *p = ctx;
-	if (p->sync)
-		p->sync(p->cfg.visitor.ctx);
-}
-
 static void pool_start_hook(void *ctx) { pool_start(ctx); }
 static void pool_join_hook(void *ctx) { pool_join(ctx); }
 
 struct run_hooks pool_run_hooks(struct pool *p, void (*progress)(void *ctx, struct sbuf *line),
 				void (*sync)(void *ctx))
 {
-	p->progress = progress;
-	p->sync = sync;
 	struct run_hooks h = {.ctx = p,
+			      .user = p->cfg.visitor.ctx,
 			      .done = pool_done,
 			      .snapshot = pool_snapshot,
-			      .sync = pool_sync,
-			      .progress = pool_progress,
+			      .sync = sync,
+			      .progress = progress,
 			      .start = pool_start_hook,
 			      .join = pool_join_hook};
 	return h;

@@ -14,12 +14,12 @@ int run_checkpoint(const struct run_hooks *h, struct ckpt *ckpt, bool stop)
 	/* Taken just before the snapshot (the workers still run): how far the job got, for whoever
 	 * finds the state later. */
 	if (ckpt)
-		h->progress(h->ctx, &line);
+		h->progress(h->user, &line);
 	h->snapshot(h->ctx, &snap, stop);
 	int r = 0;
 	if (ckpt) {
 		if (h->sync)
-			h->sync(h->ctx);
+			h->sync(h->user);
 		/* After an output failed, a snapshot would count output that was lost: keep the last one. */
 		r = output_has_failed() ? -1 : ckpt_save(ckpt, snap.data, snap.len);
 		if (r == 0)
@@ -72,7 +72,7 @@ enum run_result run_loop(const struct run_hooks *h, const struct run_opts *o)
 		}
 		if (progress_due(&p, now)) {
 			sbuf_clear(&line);
-			h->progress(h->ctx, &line);
+			h->progress(h->user, &line);
 			progress_show(&p, line.data, line.len);
 		}
 		if (o->ckpt && now >= next_ckpt) {

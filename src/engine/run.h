@@ -20,10 +20,12 @@ struct run_hooks {
 	bool (*done)(void *ctx);
 	/* Serialize a consistent snapshot into out. With stop, workers must commit nothing after it. */
 	void (*snapshot)(void *ctx, struct sbuf *out, bool stop);
-	/* Make committed output durable before a snapshot that counts it is saved (may be NULL). */
-	void (*sync)(void *ctx);
-	/* Format the progress text (no newline). */
-	void (*progress)(void *ctx, struct sbuf *line);
+	/* The command's own part, called with user (the engine's visitor context): make committed
+	 * output durable before a snapshot that counts it is saved (may be NULL), and format the
+	 * progress text (no newline). */
+	void *user;
+	void (*sync)(void *user);
+	void (*progress)(void *user, struct sbuf *line);
 	/* Called every few ms while it asks to be: returns ms until the next call, or -1 for no more
 	 * (may be NULL). The engine adjusts itself here, e.g. its number of workers. */
 	int (*tick)(void *ctx);

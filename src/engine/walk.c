@@ -83,8 +83,6 @@ struct walk {
 	bool grow_refused;     /* the system refused a thread: go on with nstarted */
 	bool joined;
 	uint64_t tick_wall, tick_cpu;
-	void (*progress)(void *ctx, struct sbuf *line);
-	void (*sync)(void *ctx);
 	uint64_t start_ns;
 	uint64_t end_ns; /* when the workers finished (0: still running) */
 	uint64_t prev_ns;
@@ -684,32 +682,18 @@ static int walk_tick(void *ctx)
 
 static bool walk_done(void *ctx) { return atomic_load(&((struct walk *)ctx)->finished); }
 
-static void walk_progress(void *ctx, struct sbuf *line)
-{
-	struct walk *w = ctx;
-	w->progress(w->cfg.visitor.ctx, line);
-}
-
-static void walk_sync(void *ctx)
-{
-	struct walk *w = ctx;
-	if (w->sync)
-		w->sync(w->cfg.visitor.ctx);
-}
-
 static void walk_start_hook(void *ctx) { walk_start(ctx); }
 static void walk_join_hook(void *ctx) { walk_join(ctx); }
 
 struct run_hooks walk_run_hooks(struct walk *w, void (*progress)(void *ctx, struct sbuf *line),
 				void (*sync)(void *ctx))
 {
-	w->progress = progress;
-	w->sync = sync;
 	struct run_hooks h = {.ctx = w,
+			      .user = w->cfg.visitor.ctx,
 			      .done = walk_done,
 			      .snapshot = walk_snapshot,
-			      .sync = walk_sync,
-			      .progress = walk_progress,
+			      .sync = sync,
+			      .progress = progress,
 			      .tick = walk_tick,
 			      .start = walk_start_hook,
 			      .join = walk_join_hook};

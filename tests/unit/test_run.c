@@ -70,7 +70,7 @@ static int f_tick(void *ctx)
 
 static struct run_hooks hooks(struct fake *f)
 {
-	struct run_hooks h = {.ctx = f, .done = f_done, .snapshot = f_snapshot, .sync = f_sync, .progress = f_progress};
+	struct run_hooks h = {.ctx = f, .user = f, .done = f_done, .snapshot = f_snapshot, .sync = f_sync, .progress = f_progress};
 	return h;
 }
 
