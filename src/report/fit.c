@@ -339,11 +339,11 @@ void lc_hindcast_json(struct json *j, const char *key, const struct lc_hindcast 
  * hardware: an order of magnitude to set beside the projections, nothing more.
  */
 const struct lc_reference lc_reference_2010[] = {
-    {"ext4", PH_MKFS, 4 * 3600.0, "s", "about 4 hours"},
-    {"ext4", PH_FILL, 4 * 86400.0, "s", "about 4 days"},
-    {"ext4", PH_CHECK, 2.5 * 3600, "s", "about 2.5 hours"},
-    {"ext4", -1, 10e9 / 1024, "KiB", "about 10 GB"},
-    {"xfs", -1, 30e9 / 1024, "KiB", "about 30 GB"},
+    {"ext4", PH_MKFS, 4 * 3600.0, "s", "mkfs", "about 4 hours"},
+    {"ext4", PH_FILL, 4 * 86400.0, "s", "creating the files", "about 4 days"},
+    {"ext4", PH_CHECK, 2.5 * 3600, "s", "fsck", "about 2.5 hours"},
+    {"ext4", -1, 10e9 / 1024, "KiB", "fsck's memory", "about 10 GB"},
+    {"xfs", -1, 30e9 / 1024, "KiB", "xfs_repair's memory", "about 30 GB"},
 };
 const size_t lc_nreference_2010 = sizeof(lc_reference_2010) / sizeof(lc_reference_2010[0]);
 
@@ -367,6 +367,7 @@ void lc_reference_json(struct json *j, const char *key)
 		json_open(j, NULL, '{');
 		json_str(j, "fs", r->fs);
 		json_str(j, "metric", metric_what(r->metric));
+		json_str(j, "what", r->what);
 		json_str(j, "unit", r->unit);
 		json_double(j, "value", r->value);
 		json_str(j, "stated", r->stated);

@@ -86,7 +86,8 @@ struct lc_reference {
 	int metric;        /* as lc_metric_of */
 	double value;      /* in unit, approximate */
 	const char *unit;  /* "s", "KiB" */
-	const char *stated; /* as the talk put it */
+	const char *what;  /* what was measured, in the talk's words */
+	const char *stated; /* the figure as the talk put it */
 };
 #define LC_REFERENCE_FILES 1e9
 extern const struct lc_reference lc_reference_2010[];

@@ -61,6 +61,15 @@ static void fmt_kib(struct sbuf *b, double k)
 		sbuf_printf(b, "%.3g GiB", k / 1024 / 1024);
 }
 
+/* A ratio of scales: "10", "3.33", "10,000". */
+static void fmt_factor(struct sbuf *b, double f)
+{
+	if (f >= 1000)
+		fmt_files(b, round(f));
+	else
+		sbuf_printf(b, "%.3g", f);
+}
+
 /* A value of a fit: a time ("s") or a memory ("KiB"). */
 static void fmt_value(struct sbuf *b, const char *unit, double v)
 {
@@ -397,7 +406,7 @@ static void render_reference(struct sbuf *h)
 		if (strcmp(fs, r->fs))
 			sbuf_printf(h, "%s: ", r->fs);
 		fs = r->fs;
-		html_escape(h, r->metric >= 0 ? lc_phases[r->metric].title : "checker memory");
+		html_escape(h, r->what);
 		sbuf_adds(h, " ");
 		html_escape(h, r->stated);
 	}
@@ -478,12 +487,21 @@ static void hindcast_row(struct sbuf *h, const struct lc_hindcast *c, double pro
 	fmt_files(h, c->fitted_up_to);
 	sbuf_printf(h, "</td><td class=l>%s</td><td>", c->fit.model);
 	fmt_files(h, c->at);
-	sbuf_printf(h, " (&times;%.3g)</td><td>", c->factor);
+	sbuf_adds(h, " (&times;");
+	fmt_factor(h, c->factor);
+	sbuf_adds(h, ")</td><td>");
 	fmt_value(h, c->unit, c->predicted);
 	sbuf_adds(h, "</td><td>");
 	fmt_value(h, c->unit, c->measured);
-	sbuf_printf(h, "</td><td><b>%.2f&times;</b></td><td><b>%+.0f%%</b></td><td>&times;%.3g</td></tr>\n", c->ratio,
-		    c->percent, project / c->at);
+	/* %+.0f would print "-0%" for -0.3%. */
+	sbuf_printf(h, "</td><td><b>%.2f&times;</b></td><td><b>", c->ratio);
+	if (fabs(c->percent) < 0.5)
+		sbuf_adds(h, "0%");
+	else
+		sbuf_printf(h, "%+.0f%%", c->percent);
+	sbuf_adds(h, "</b></td><td>&times;");
+	fmt_factor(h, project / c->at);
+	sbuf_adds(h, "</td></tr>\n");
 }
 
 /* Whether c[i] is the first of c with its reason. */
