@@ -180,7 +180,8 @@ static void render_trust(struct sbuf *h, struct lc_results *const *runs, size_t 
 	if (made) {
 		sbuf_adds(h, "<p>A hindcast: the same fit made only from the scales at or below N/10, where N is "
 			     "the largest scale measured, predicts N; set beside what N measured, its error is what "
-			     "this method gets wrong over a known extrapolation (its factor in brackets). The "
+			     "this method gets wrong over a known extrapolation (its factor in brackets); a negative error "
+			     "means the fit predicted less than was measured (too optimistic). The "
 			     "projection to ");
 		html_files(h, project);
 		sbuf_adds(h, " files is a further extrapolation, by the factor in the last column: expect errors "
