@@ -2,7 +2,8 @@
  * page: report.html, the page `myriad lifecycle` writes after each cycle and `myriad report`
  * re-renders from results.json (one run, or several side by side). One self-contained file: the
  * CSS and gnuplot's SVG charts (report/chart) inline, no network. Top to bottom: the verdict, each
- * run's machine and tools, the charts, the projections (report/fit), every cycle and phase.
+ * run's machine and tools, the charts, the projections and how far to trust them (page_fit), every
+ * cycle and phase.
  */
 #include "report/page.h"
 
@@ -13,7 +14,6 @@
 #include <string.h>
 
 #include "report/chart.h"
-#include "report/fit.h"
 #include "report/html.h"
 #include "util/atomic.h"
 #include "util/sbuf.h"
@@ -27,38 +27,6 @@ static void fmt_num(struct sbuf *b, double v, const char *fmt)
 		sbuf_printf(b, fmt, v);
 	else
 		sbuf_adds(b, "&ndash;");
-}
-
-static void fmt_files(struct sbuf *b, double n)
-{
-	char buf[32];
-	sbuf_adds(b, fmt_count(buf, (uint64_t)n));
-}
-
-static void fmt_duration(struct sbuf *b, double s)
-{
-	if (!isfinite(s))
-		sbuf_adds(b, "&ndash;");
-	else if (s < 120)
-		sbuf_printf(b, "%.3g s", s);
-	else if (s < 7200)
-		sbuf_printf(b, "%.3g min", s / 60);
-	else if (s < 172800)
-		sbuf_printf(b, "%.3g h", s / 3600);
-	else
-		sbuf_printf(b, "%.3g days", s / 86400);
-}
-
-static void fmt_kib(struct sbuf *b, double k)
-{
-	if (!isfinite(k))
-		sbuf_adds(b, "&ndash;");
-	else if (k < 1024)
-		sbuf_printf(b, "%.0f KiB", k);
-	else if (k < 1024 * 1024)
-		sbuf_printf(b, "%.3g MiB", k / 1024);
-	else
-		sbuf_printf(b, "%.3g GiB", k / 1024 / 1024);
 }
 
 static const char css[] =
@@ -138,15 +106,15 @@ static void render_verdict(struct sbuf *h, struct lc_results *const *runs, const
 		sbuf_adds(h, "<tr><td class=l>");
 		html_escape(h, lc_phases[k].title);
 		sbuf_adds(h, "</td><td>");
-		fmt_files(h, (double)n);
+		html_files(h, (double)n);
 		sbuf_adds(h, " files</td><td class=l><b>");
 		html_escape(h, ser[best].name);
 		sbuf_adds(h, "</b></td><td>");
-		fmt_duration(h, bv);
+		html_duration(h, bv);
 		sbuf_adds(h, "</td><td class=l>");
 		html_escape(h, ser[next].name);
 		sbuf_adds(h, "</td><td>");
-		fmt_duration(h, nv);
+		html_duration(h, nv);
 		sbuf_adds(h, "</td><td>");
 		if (bv > 0)
 			sbuf_printf(h, "%.2f&times;", nv / bv);
@@ -161,7 +129,7 @@ static void render_verdict(struct sbuf *h, struct lc_results *const *runs, const
 	if (!n)
 		return;
 	sbuf_adds(h, "<p>Checker memory (peak RSS of the read-only check) at ");
-	fmt_files(h, (double)n);
+	html_files(h, (double)n);
 	sbuf_adds(h, " files: ");
 	bool first = true;
 	for (size_t s = 0; s < nser; s++) {
@@ -172,10 +140,10 @@ static void render_verdict(struct sbuf *h, struct lc_results *const *runs, const
 		first = false;
 		html_escape(h, ser[s].name);
 		sbuf_adds(h, " ");
-		fmt_kib(h, v);
+		html_kib(h, v);
 		if (value_at(runs, &ser[s], -2, n, &m)) {
 			sbuf_adds(h, " (xfs_repair states a minimum of ");
-			fmt_kib(h, m);
+			html_kib(h, m);
 			sbuf_adds(h, ")");
 		}
 	}
@@ -213,12 +181,12 @@ static void render_run(struct sbuf *h, const struct lc_results *R, size_t r)
 	sbuf_adds(h, "</td></tr><tr><th class=l>CPU</th><td class=l>");
 	html_escape(h, R->cpu_model);
 	sbuf_printf(h, " &times; %.0f</td></tr><tr><th class=l>memory</th><td class=l>", R->cpus);
-	fmt_kib(h, R->mem_kib);
+	html_kib(h, R->mem_kib);
 	sbuf_adds(h, "</td></tr><tr><th class=l>scales (files)</th><td class=l>");
 	for (size_t i = 0; i < R->nscales; i++) {
 		if (i)
 			sbuf_adds(h, ", ");
-		fmt_files(h, (double)R->scales[i]);
+		html_files(h, (double)R->scales[i]);
 	}
 	sbuf_printf(h, "; file size %.0f bytes</td></tr><tr><th class=l>storage</th><td class=l>", R->size);
 	if (R->device) {
@@ -373,62 +341,6 @@ static void render_charts(struct sbuf *h, struct lc_results *const *runs, size_t
 	chart_close(&ch);
 }
 
-/* The projections to project files, with what they are worth said first. */
-static void render_projections(struct sbuf *h, struct lc_results *const *runs, size_t nruns, double project)
-{
-	struct lc_proj *p;
-	size_t np = lc_projections(runs, nruns, project, &p);
-	sbuf_adds(h, "<h2>Projection to ");
-	fmt_files(h, project);
-	sbuf_adds(h, " files</h2>\n<p class=warn><b>These are extrapolations, not measurements.</b> Each "
-		      "phase's time (and the checker's memory) is fitted against the file count over the measured "
-		      "scales, by least squares on a linear model t = a + b&middot;N and on a power law t = "
-		      "c&middot;N<sup>k</sup> (log-log); the model with the better R&sup2; (computed on the "
-		      "original values) projects; when neither reaches R&sup2; 0.5 there is no trend and the "
-		      "mean of the measurements stands (model &ldquo;constant&rdquo;); a fit that would make a time "
-		      "or a memory shrink as files grow projects nothing (&ldquo;no trend&rdquo;). A fit needs "
-		      "three or more scales (two points fit any model exactly). Caches, journals, allocation "
-		      "groups and memory behave differently far beyond the measured range: treat the numbers as "
-		      "an order of magnitude.</p>\n");
-	if (!np)
-		sbuf_adds(h, "<p>No projection: each filesystem needs results at three or more scales.</p>\n");
-	else {
-		sbuf_adds(h, "<table><tr><th class=l>filesystem</th><th class=l>metric</th><th>points</th>"
-			      "<th>largest measured</th><th>linear a + b&middot;N</th><th>R&sup2;</th>"
-			      "<th>power c&middot;N<sup>k</sup></th><th>R&sup2;</th><th class=l>model</th>"
-			      "<th>projected</th></tr>\n");
-		for (size_t i = 0; i < np; i++) {
-			bool s = !strcmp(p[i].unit, "s");
-			sbuf_adds(h, "<tr><td class=l>");
-			html_escape(h, p[i].series);
-			sbuf_adds(h, "</td><td class=l>");
-			html_escape(h, p[i].what);
-			sbuf_printf(h, "</td><td>%d</td><td>", p[i].fit.n);
-			if (s)
-				fmt_duration(h, p[i].largest_v);
-			else
-				fmt_kib(h, p[i].largest_v);
-			sbuf_adds(h, " at ");
-			fmt_files(h, p[i].largest_n);
-			sbuf_printf(h, "</td><td>%.4g + %.4g&middot;N</td><td>%.4f</td><td>", p[i].fit.a, p[i].fit.b,
-				    p[i].fit.r2_lin);
-			if (p[i].fit.have_pow)
-				sbuf_printf(h, "%.4g&middot;N<sup>%.3f</sup></td><td>%.4f", p[i].fit.c, p[i].fit.k,
-					    p[i].fit.r2_pow);
-			else
-				sbuf_adds(h, "&ndash;</td><td>&ndash;");
-			sbuf_printf(h, "</td><td class=l>%s</td><td><b>", p[i].fit.model);
-			if (s)
-				fmt_duration(h, p[i].fit.projected);
-			else
-				fmt_kib(h, p[i].fit.projected);
-			sbuf_adds(h, "</b></td></tr>\n");
-		}
-		sbuf_adds(h, "</table>\n");
-	}
-	lc_proj_free(p, np);
-}
-
 /* Each cycle of each series, grouped by series (the order of the tables' rows), into row. */
 static void each_cycle(struct sbuf *h, struct lc_results *const *runs, const struct lc_series *ser, size_t nser,
 		       void (*row)(struct sbuf *h, const char *series, const struct lc_cycle *c))
@@ -447,22 +359,22 @@ static void cycle_row(struct sbuf *h, const char *series, const struct lc_cycle 
 	sbuf_adds(h, "<tr><td class=l>");
 	html_escape(h, series);
 	sbuf_adds(h, "</td><td>");
-	fmt_files(h, (double)c->files);
+	html_files(h, (double)c->files);
 	sbuf_adds(h, "</td><td class=l><code>");
 	html_escape(h, c->mkfs_options);
 	sbuf_printf(h, "</code></td><td>%s</td><td>",
 		    c->lazy_itable_init < 0 ? "&ndash;" : c->lazy_itable_init ? "yes" : "no");
-	fmt_kib(h, c->image_bytes / 1024);
+	html_kib(h, c->image_bytes / 1024);
 	sbuf_adds(h, "</td><td>");
 	if (c->have_usage) {
-		fmt_kib(h, c->bytes_used / 1024);
+		html_kib(h, c->bytes_used / 1024);
 		sbuf_adds(h, " of ");
-		fmt_kib(h, c->bytes_total / 1024);
+		html_kib(h, c->bytes_total / 1024);
 		sbuf_adds(h, "</td><td>");
 		if (c->inodes_total > 0) {
-			fmt_files(h, c->inodes_used);
+			html_files(h, c->inodes_used);
 			sbuf_adds(h, " / ");
-			fmt_files(h, c->inodes_total);
+			html_files(h, c->inodes_total);
 		} else {
 			sbuf_adds(h, "dynamic (no inode count)");
 		}
@@ -482,7 +394,7 @@ static void phase_rows(struct sbuf *h, const char *series, const struct lc_cycle
 		sbuf_printf(h, "<tr class=%s><td class=l>", lc_status_names[ph->status]);
 		html_escape(h, series);
 		sbuf_adds(h, "</td><td>");
-		fmt_files(h, (double)c->files);
+		html_files(h, (double)c->files);
 		sbuf_printf(h, "</td><td class=l>%s</td><td class=l>%s</td><td>", lc_phases[k].name,
 			    lc_status_names[ph->status]);
 		if (ph->exit_status >= 0)
@@ -497,7 +409,7 @@ static void phase_rows(struct sbuf *h, const char *series, const struct lc_cycle
 		sbuf_adds(h, "</td><td class=l>");
 		if (isfinite(ph->min_mem_kib)) {
 			sbuf_adds(h, "states it needs at least ");
-			fmt_kib(h, ph->min_mem_kib);
+			html_kib(h, ph->min_mem_kib);
 			sbuf_adds(h, ". ");
 		}
 		html_escape(h, ph->error);
@@ -550,7 +462,7 @@ int lc_render_html(struct lc_results *const *runs, size_t nruns, const char *pat
 	for (size_t r = 0; r < nruns; r++)
 		render_run(&h, runs[r], r);
 	render_charts(&h, runs, nruns, ser, nser);
-	render_projections(&h, runs, nruns, project);
+	page_projections(&h, runs, nruns, project);
 	render_cycles(&h, runs, ser, nser);
 	render_foot(&h);
 	lc_series_free(ser, nser);

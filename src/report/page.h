@@ -14,4 +14,9 @@
  * says so and still has every table. Returns 0, or -1 with a message printed. */
 int lc_render_html(struct lc_results *const *runs, size_t nruns, const char *path);
 
+/* The projection section of the page (page_fit.c): the projections to project files beside the
+ * 2010 figures, and how far the same fits missed at the largest scale measured. */
+struct sbuf;
+void page_projections(struct sbuf *h, struct lc_results *const *runs, size_t nruns, double project);
+
 #endif

@@ -218,6 +218,11 @@ void lc_results_json(const struct lc_results *r, struct sbuf *out)
 	lc_proj_json(&j, "fits", p, np, r->project);
 	json_close(&j, '}');
 	lc_proj_free(p, np);
+	struct lc_hindcast *hc;
+	size_t nh = lc_hindcasts(&one, 1, &hc);
+	lc_hindcast_json(&j, "hindcasts", hc, nh);
+	lc_hindcast_free(hc, nh);
+	lc_reference_json(&j, "reference_2010");
 	json_close(&j, '}');
 	sbuf_addc(out, '\n');
 }

@@ -111,7 +111,8 @@ void lc_series_free(struct lc_series *s, size_t n);
  * skipped, absent), so fits and charts skip the point rather than plot a zero. */
 bool lc_metric_of(const struct lc_cycle *c, int metric, double *v);
 
-/* results.json: everything in r, plus the projections to r->project files. */
+/* results.json: everything in r, plus the projections to r->project files, their hindcasts and
+ * the 2010 figures (report/fit). */
 void lc_results_json(const struct lc_results *r, struct sbuf *out);
 
 /* Read a results.json with lc_parse. NULL with a message in err. */
