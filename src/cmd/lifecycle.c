@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,10 +69,19 @@ static const char lifecycle_help[] =
     "                           made, and stop: nothing is touched (--device needs no --yes)\n"
     "      --mkfs-opts FS=OPTS  extra mkfs options for one filesystem, split at spaces (repeatable),\n"
     "                           e.g. --mkfs-opts ext4='-E lazy_itable_init=0'\n"
+    "      --checker-mem SIZE   the memory a checker may use (at least 1M; default: MemAvailable\n"
+    "                           when it starts); the checker runs in a cgroup limited to it, and\n"
+    "                           when its peak, predicted from the smaller scales, exceeds it:\n"
+    "                           xfs_repair -m, e2fsck scratch files on disk, or not run\n"
     "      --out DIR            results.json, report.html and per-phase logs go there\n"
     "                           (default ./lifecycle-out); cycles already complete in\n"
     "                           DIR/results.json are not run again\n"
     "      --help               this text\n"
+    "\n"
+    "Before anything is made, the disk each cycle's image will take is estimated from the mkfs\n"
+    "parameters and the smaller cycles already in DIR/results.json, plus 15% and 256 MiB; a run\n"
+    "whose largest cycle does not fit in --image-dir's free space is refused (exit 2), and each\n"
+    "cycle is checked again before it starts. --dry-run prints the estimates.\n"
     "\n"
     "results.json is rewritten after every phase. A failed phase is recorded with its error and the\n"
     "cycle goes on where it can. Nothing is left behind: not loop devices, mounts nor images, also\n"
@@ -236,7 +246,18 @@ static int mkdir_p(const char *path)
 	return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-enum { O_FS = OPT_CMD_BASE, O_SCALES, O_PROJECT, O_IMAGE_DIR, O_DEVICE, O_YES, O_DRY_RUN, O_MKFS_OPTS, O_OUT };
+enum {
+	O_FS = OPT_CMD_BASE,
+	O_SCALES,
+	O_PROJECT,
+	O_IMAGE_DIR,
+	O_DEVICE,
+	O_YES,
+	O_DRY_RUN,
+	O_MKFS_OPTS,
+	O_OUT,
+	O_CHECKER_MEM
+};
 
 struct lc_opts {
 	struct lc x;
@@ -260,6 +281,7 @@ static int lifecycle_parse(int argc, char **argv, void *opts)
 	    {"dry-run", no_argument, 0, O_DRY_RUN},
 	    {"mkfs-opts", required_argument, 0, O_MKFS_OPTS},
 	    {"out", required_argument, 0, O_OUT},
+	    {"checker-mem", required_argument, 0, O_CHECKER_MEM},
 	    {"help", no_argument, 0, OPT_HELP},
 	    {0, 0, 0, 0},
 	};
@@ -309,6 +331,10 @@ static int lifecycle_parse(int argc, char **argv, void *opts)
 			break;
 		}
 		case O_OUT: xp->out = optarg; break;
+		case O_CHECKER_MEM:
+			if (!parse_size(optarg, &xp->checker_mem) || xp->checker_mem < (1u << 20))
+				return usage_error("--checker-mem: '%s' is not a size of at least 1M (e.g. 8G)", optarg);
+			break;
 		default: return usage_hint(); /* getopt said what is wrong */
 		}
 	}
@@ -438,6 +464,58 @@ static int lc_check_can_run(struct lc *x, const char *fs_list, int argc)
 	return -1;
 }
 
+/* Is the cycle of fs at files complete in r (NULL: no results)? Those are not run again. */
+static bool have_cycle(const struct lc_results *r, const char *fs, uint64_t files)
+{
+	for (size_t i = 0; r && i < r->ncycles; i++)
+		if (r->cycles[i].complete && !strcmp(r->cycles[i].fs, fs) && r->cycles[i].files == files)
+			return true;
+	return false;
+}
+
+/* The disk the cycles still to run need, before anything is made: each estimated (printed with
+ * --dry-run) from the complete cycles of --out's results.json; as images are removed after each
+ * cycle, the largest must fit in --image-dir's free space. -1 when it does, else EXIT_USAGE. */
+static int lc_fit_disk(const struct lc *x)
+{
+	if (x->device)
+		return -1;
+	char path[4200], err[256], a[32], b[32];
+	snprintf(path, sizeof(path), "%s/results.json", x->out);
+	struct lc_results *r = access(path, F_OK) == 0 ? lc_load(path, err, sizeof(err)) : NULL;
+	struct lc_disk_est e, top = {.bytes = -1};
+	const char *top_fs = NULL;
+	uint64_t top_n = 0;
+	for (size_t f = 0; f < x->nfs; f++)
+		for (size_t s = 0; s < x->nscales; s++) {
+			if (have_cycle(r, x->fs[f]->name, x->scales[s]))
+				continue;
+			lc_disk_estimate(r, x->fs[f]->name, x->scales[s], x->size_max, &e);
+			if (x->dry_run)
+				printf("disk: %-5s at %s files: about %s (from %s)\n", x->fs[f]->name, fmt_count(a, x->scales[s]),
+				       fmt_bytes(b, (uint64_t)e.bytes), e.from);
+			if (e.bytes > top.bytes)
+				top = e, top_fs = x->fs[f]->name, top_n = x->scales[s];
+		}
+	lc_free(r);
+	struct statvfs sv;
+	if (!top_fs || statvfs(x->image_dir, &sv) != 0)
+		return -1;
+	double avail = (double)sv.f_bavail * sv.f_frsize;
+	if (x->dry_run)
+		printf("disk: estimates include a %.0f%% + %s margin; %s has %s free; the largest cycle must fit\n",
+		       LC_DISK_MARGIN * 100, fmt_bytes(a, (uint64_t)LC_DISK_MARGIN_BYTES), x->image_dir,
+		       fmt_bytes(b, (uint64_t)avail));
+	if (top.bytes <= avail)
+		return -1;
+	char c[32];
+	warnx_("needs about %s for %s at %s files (estimate from %s, with a %.0f%% + 256 MiB margin), %s has %s "
+	       "free: free some space, choose another --image-dir, or run fewer files",
+	       fmt_bytes(a, (uint64_t)top.bytes), top_fs, fmt_count(c, top_n), top.from, LC_DISK_MARGIN * 100,
+	       x->image_dir, fmt_bytes(b, (uint64_t)avail));
+	return EXIT_USAGE;
+}
+
 static int lc_dry_run(const struct lc *x)
 {
 	printf("myriad lifecycle --dry-run: every check passed; would run %zu filesystem(s) x %zu scale(s) ", x->nfs,
@@ -537,11 +615,7 @@ static void lc_run_cycles(struct lc *x)
 	struct lc_results *r = x->res;
 	for (size_t f = 0; f < x->nfs && !done(); f++)
 		for (size_t s = 0; s < x->nscales && !done(); s++) {
-			bool have = false;
-			for (size_t i = 0; i < r->ncycles; i++)
-				have |= r->cycles[i].complete && !strcmp(r->cycles[i].fs, x->fs[f]->name) &&
-					r->cycles[i].files == x->scales[s];
-			if (have) {
+			if (have_cycle(r, x->fs[f]->name, x->scales[s])) {
 				char b[32];
 				printf("== %s, %s files: already complete in %s\n", x->fs[f]->name,
 				       fmt_count(b, x->scales[s]), x->results_path);
@@ -591,6 +665,9 @@ static int lifecycle_run(void *opts)
 	struct lc_opts *o = opts;
 	struct lc x = o->x;
 	int rc = lc_check_can_run(&x, o->fs_list, o->argc);
+	if (rc >= 0)
+		return rc;
+	rc = lc_fit_disk(&x);
 	if (rc >= 0)
 		return rc;
 	if (x.dry_run)

@@ -29,6 +29,7 @@ extern const struct fs_kind lc_fs_kinds[LC_NFS];
 struct lc {
 	/* options */
 	uint64_t files, project, size_max;
+	uint64_t checker_mem; /* --checker-mem in bytes; 0: MemAvailable at each checker */
 	const char *size, *image_dir, *device, *out;
 	bool dry_run, yes;
 	uint64_t *scales;
@@ -81,7 +82,67 @@ void lc_print_phase(const struct lc_cycle *c, int id);
 /* Record a phase as skipped for why, print it and save. */
 void lc_skip_phase(struct lc *x, struct lc_cycle *c, int id, const char *why);
 
+/* Run argv as a phase like lc_run_phase, contained: in a cgroup of its own limited to limit_kib
+ * (no swap) when one can be made, so that the OOM killer can only take it. Records how in the
+ * phase's mem.contained, and a kill by the OOM killer (the group's oom_kill count, or SIGKILL)
+ * as "killed: out of memory at limit X". */
+bool lc_run_contained(struct lc *x, struct lc_cycle *c, int id, char *const argv[], int ok_exit, double limit_kib);
+
+/* ---- lifecycle_check.c ---- */
+
+/* xfs_repair -n -m 1: the minimum memory xfs_repair states it needs (run before the check, so
+ * that it can cap -m). */
+bool lc_check_minmem(struct lc *x, struct lc_cycle *c, char *checker);
+
+/* The read-only checker, its memory planned first: the peak predicted from the smaller cycles,
+ * the limit (--checker-mem or MemAvailable now), and then run as it is, with xfs_repair -m, with
+ * e2fsck's scratch files on disk, or not at all ("does not fit"); contained in every case. */
+bool lc_check(struct lc *x, struct lc_cycle *c, const struct fs_kind *k, char *checker);
+
+/* ---- lifecycle_fit.c: what a cycle needs, known before it runs (pure functions) ---- */
+
+/* The apparent size of a cycle's sparse image (lifecycle_cycle makes it this size). */
+uint64_t lc_image_bytes(uint64_t files, uint64_t size_max);
+
+/* What fs writes whatever the file count, on an image of image_bytes: journal or log, per-group
+ * metadata. Kept apart so that measured cycles on small images scale to a large one. */
+double lc_disk_fixed(const char *fs, double image_bytes);
+
+/* The bytes a cycle's image will take from lifecycle's mkfs parameters alone: the fixed part,
+ * and per file its inode, directory entries and data blocks. */
+double lc_disk_formula(const char *fs, uint64_t files, uint64_t size_max);
+
+/* The margin added to every disk estimate: a fraction of it and a constant. */
+#define LC_DISK_MARGIN 0.15
+#define LC_DISK_MARGIN_BYTES (256.0 * 1024 * 1024)
+
+struct lc_disk_est {
+	double raw, bytes; /* without and with the margin */
+	int points;	   /* measured cycles it had */
+	char from[96];	   /* what it is made from, for messages */
+};
+
+/* The disk a cycle of fs at files will take: a linear fit of the image allocations of 2+ smaller
+ * complete cycles in r (less their fixed part, plus this image's), else the formula; with the
+ * margin. r may be NULL. */
+void lc_disk_estimate(const struct lc_results *r, const char *fs, uint64_t files, uint64_t size_max,
+		      struct lc_disk_est *e);
+
+/* The checker's peak RSS (KiB) at files for fs: a linear fit in N over the smaller complete cycles
+ * of r whose checker ran without a limit of its own, never below the largest of them. false when
+ * there are fewer than 2 distinct scales. */
+bool lc_mem_predict(const struct lc_results *r, const char *fs, uint64_t files, double *kib);
+
+/* How to run checker under limit_kib: "none" (it fits, or nothing is predicted), "-m"
+ * (xfs_repair), "scratch_files" (e2fsck) or "skipped" (btrfs, which cannot use less; xfs_repair
+ * when its stated minimum exceeds the limit). NAN inputs count as unknown. */
+const char *lc_mem_plan(const char *checker, double predicted_kib, double stated_min_kib, double limit_kib);
+
 /* ---- lifecycle_cycle.c ---- */
+
+/* Make IMAGE_DIR/myriad-lifecycle-FS-N-PID[-K].EXT, a directory or a file (its fd; a directory:
+ * 0), written to the record before it is made. -1 with errno. */
+int lc_make_recorded(struct lc *x, bool dir, const char *ext, const char *fs, uint64_t files, char *path, size_t n);
 
 /* One (filesystem, scale) cycle: image, loop device, the phases, teardown; appended to the results
  * and saved after every phase. Everything it made is gone when it returns (or stays in the

@@ -40,10 +40,8 @@ static void cycle_cleanup(struct lc *x)
 	x->have_loop = false;
 }
 
-/* Make IMAGE_DIR/myriad-lifecycle-FS-N-PID[-K].img (a file: its fd) or .mnt (a directory: 0)
- * under a name nobody uses, written to the record before it is made and with its identity after.
- * -1 with errno when it cannot be made or recorded. */
-static int make_recorded(struct lc *x, bool dir, const char *fs, uint64_t files, char *path, size_t n)
+/* Under a name nobody uses, with its identity recorded after it is made. */
+int lc_make_recorded(struct lc *x, bool dir, const char *ext, const char *fs, uint64_t files, char *path, size_t n)
 {
 	static const struct stat nothing; /* identity 0:0, which no file has: "not ours after all" */
 	const char *kind = dir ? "dir" : "image";
@@ -53,7 +51,7 @@ static int make_recorded(struct lc *x, bool dir, const char *fs, uint64_t files,
 		if (k)
 			snprintf(sfx, sizeof(sfx), "-%d", k);
 		snprintf(path, n, "%s/" PREFIX "%s-%llu-%d%s.%s", x->image_dir, fs, (unsigned long long)files,
-			 (int)getpid(), sfx, dir ? "mnt" : "img");
+			 (int)getpid(), sfx, ext);
 		if (lstat(path, &st) == 0)
 			continue;
 		if (lc_record_add(x->record, kind, path, NULL, NULL) != 0)
@@ -139,6 +137,7 @@ static struct lc_cycle *cycle_new(struct lc *x, const struct fs_kind *k, uint64_
 	c->fs = xstrdup(k->name);
 	c->files = files;
 	c->lazy_itable_init = -1;
+	c->image_alloc_bytes = c->disk_estimate_bytes = NAN;
 	for (int i = 0; i < PH_N; i++) {
 		c->ph[i].exit_status = -1;
 		c->ph[i].wall_s = c->ph[i].peak_rss_kib = c->ph[i].rate = c->ph[i].min_mem_kib = NAN;
@@ -155,7 +154,7 @@ static bool cycle_setup(struct cyc *cy)
 {
 	struct lc *x = cy->x;
 	struct lc_cycle *c = cy->c;
-	if (make_recorded(x, true, cy->k->name, cy->files, x->mnt, sizeof(x->mnt)) != 0) {
+	if (lc_make_recorded(x, true, "mnt", cy->k->name, cy->files, x->mnt, sizeof(x->mnt)) != 0) {
 		warnx_("%s: %s", x->mnt, strerror(errno));
 		lc_skip_phase(x, c, PH_ATTACH, "could not make the mount point");
 		x->failed = true;
@@ -166,16 +165,10 @@ static bool cycle_setup(struct cyc *cy)
 		c->device = xstrdup(x->device);
 		return true;
 	}
-	/* Room for every file's blocks, inodes and directories, twice over, at least 2 GiB: the
-	 * image is sparse, so only what the filesystem writes takes space. */
-	uint64_t per = (x->size_max + 4095) / 4096 * 4096 + 2048;
-	uint64_t bytes = cy->files * per * 2 + (1ull << 30);
-	if (bytes < (2ull << 30))
-		bytes = 2ull << 30;
-	bytes = (bytes + (1 << 20) - 1) & ~((uint64_t)(1 << 20) - 1);
+	uint64_t bytes = lc_image_bytes(cy->files, x->size_max);
 	c->image_bytes = (double)bytes;
 	struct stat id;
-	int fd = make_recorded(x, false, cy->k->name, cy->files, x->img, sizeof(x->img));
+	int fd = lc_make_recorded(x, false, "img", cy->k->name, cy->files, x->img, sizeof(x->img));
 	if (fd < 0 || fstat(fd, &id) != 0 || ftruncate(fd, (off_t)bytes) != 0) {
 		warnx_("%s: %s", x->img, strerror(errno));
 		if (fd >= 0)
@@ -303,56 +296,12 @@ static bool step_drop(struct cyc *cy, const struct step *s)
 	return lc_run_phase(cy->x, cy->c, s->id, NULL, lc_drop_caches, -1);
 }
 
-/* The read-only checker. */
-static bool step_check(struct cyc *cy, const struct step *s)
-{
-	const struct fs_kind *k = cy->k;
-	char *cav[8];
-	int cn = 0;
-	cav[cn++] = cy->checker;
-	if (!strcmp(k->checker, "e2fsck")) {
-		cav[cn++] = "-fn";
-	} else if (!strcmp(k->checker, "xfs_repair")) {
-		cav[cn++] = "-n";
-	} else {
-		cav[cn++] = "check";
-		cav[cn++] = "--readonly";
-	}
-	cav[cn++] = cy->x->dev;
-	cav[cn] = NULL;
-	return lc_run_phase(cy->x, cy->c, s->id, cav, NULL, -1);
-}
+/* The read-only checker, its memory planned first (lifecycle_check). */
+static bool step_check(struct cyc *cy, const struct step *s) { return lc_check(cy->x, cy->c, cy->k, cy->checker); }
 
-/* With a 1 MB cap xfs_repair refuses and states the memory it needs. */
 static bool step_check_minmem(struct cyc *cy, const struct step *s)
 {
-	struct lc *x = cy->x;
-	struct lc_cycle *c = cy->c;
-	char *mav2[] = {cy->checker, "-n", "-m", "1", x->dev, NULL};
-	lc_run_phase(x, c, PH_CHECK_MINMEM, mav2, NULL, 1);
-	struct lc_phase *p = &c->ph[PH_CHECK_MINMEM];
-	char log[4400], line[1024];
-	lc_log_path(x, c, PH_CHECK_MINMEM, log, sizeof(log), "log");
-	FILE *f = fopen(log, "r");
-	double mb = NAN;
-	while (f && fgets(line, sizeof(line), f)) {
-		char *a = strstr(line, "at least ");
-		if (a && isdigit((unsigned char)a[9]))
-			mb = atof(a + 9);
-	}
-	if (f)
-		fclose(f);
-	if (isfinite(mb)) {
-		p->min_mem_kib = mb * 1024;
-		p->status = LC_OK;
-		free(p->error);
-		p->error = NULL;
-	} else if (p->status == LC_OK) {
-		p->status = LC_FAILED;
-		p->error = xstrdup("xfs_repair did not state a minimum");
-		x->failed = true;
-	}
-	return p->status == LC_OK;
+	return lc_check_minmem(cy->x, cy->c, cy->checker);
 }
 
 #define NOT_MOUNTED_AGAIN "the filesystem could not be mounted again"
@@ -367,8 +316,9 @@ static const struct step steps[] = {
     {.id = PH_WALK_STAT, .run = step_myriad, .sub = "walk", .opt = "--stat", .rate_key = "entries_per_s",
      .unit = "entries/s"},
     {.id = PH_UMOUNT, .run = step_umount},
-    {.id = PH_CHECK, .run = step_check, .needs = PH_UMOUNT, .skip_why = "the filesystem could not be unmounted"},
+    /* xfs_repair's stated minimum first: it caps the check's -m. */
     {.id = PH_CHECK_MINMEM, .run = step_check_minmem, .needs = PH_UMOUNT, .checker = "xfs_repair"},
+    {.id = PH_CHECK, .run = step_check, .needs = PH_UMOUNT, .skip_why = "the filesystem could not be unmounted"},
     {.id = PH_REMOUNT, .run = step_mount},
     {.id = PH_VERIFY, .run = step_myriad, .needs = PH_REMOUNT, .skip_why = NOT_MOUNTED_AGAIN, .sub = "verify",
      .opt = "--quick", .rate_key = "files_per_s", .unit = "files/s"},
@@ -376,6 +326,18 @@ static const struct step steps[] = {
      .rate_key = "entries_per_s", .unit = "entries/s"},
     {.id = PH_UMOUNT2, .run = step_umount, .needs = PH_REMOUNT, .skip_why = "not mounted"},
 };
+
+/* What the image file really takes now (the largest seen): the allocation the next runs' disk
+ * estimates scale from. Not for --device, whose blocks are all there. */
+static void note_alloc(struct cyc *cy)
+{
+	struct stat st;
+	if (cy->x->device || !cy->x->img[0] || stat(cy->x->img, &st) != 0)
+		return;
+	double b = (double)st.st_blocks * 512;
+	if (!(cy->c->image_alloc_bytes >= b))
+		cy->c->image_alloc_bytes = b;
+}
 
 /* Run the steps in order, each printed and saved as it ends. false when the cycle ended early (a
  * stop request, or a failure that leaves nothing to do). */
@@ -391,6 +353,8 @@ static bool run_steps(struct cyc *cy)
 			continue;
 		}
 		bool ok = s->run(cy, s);
+		if (s->id == PH_DROP1 || s->id == PH_UMOUNT) /* after fill's sync, and all written back */
+			note_alloc(cy);
 		lc_print_phase(cy->c, s->id);
 		lc_save(cy->x);
 		if (done() || (!ok && s->stop))
@@ -405,6 +369,7 @@ static void cycle_finish(struct cyc *cy)
 {
 	struct lc *x = cy->x;
 	unmount_cycle(x);
+	note_alloc(cy);
 	if (x->have_loop) {
 		char *losetup = proc_find_tool("losetup");
 		char *dav[] = {losetup ? losetup : "/sbin/losetup", "-d", x->dev, NULL};
@@ -417,10 +382,38 @@ static void cycle_finish(struct cyc *cy)
 	lc_save(x);
 }
 
+/* Before the image is made: will it fit in --image-dir's free space now (others may have taken
+ * some since the run started)? The estimate goes into the cycle; false, the attach phase
+ * recorded as skipped with the numbers, when it does not fit. */
+static bool cycle_fits(struct cyc *cy)
+{
+	struct lc *x = cy->x;
+	struct lc_disk_est e;
+	struct statvfs sv;
+	if (x->device || statvfs(x->image_dir, &sv) != 0)
+		return true;
+	lc_disk_estimate(x->res, cy->k->name, cy->files, x->size_max, &e);
+	cy->c->disk_estimate_bytes = e.bytes;
+	cy->c->disk_estimate_from = xstrdup(e.from);
+	double avail = (double)sv.f_bavail * sv.f_frsize;
+	if (e.bytes <= avail)
+		return true;
+	char a[32], b[32];
+	struct sbuf w = {0};
+	sbuf_printf(&w, "does not fit: needs about %s (estimate from %s), %s has %s free", fmt_bytes(a, (uint64_t)e.bytes),
+		    e.from, x->image_dir, fmt_bytes(b, (uint64_t)avail));
+	sbuf_addc(&w, 0);
+	lc_skip_phase(x, cy->c, PH_ATTACH, w.data);
+	sbuf_free(&w);
+	x->failed = true;
+	return false;
+}
+
 void lc_run_cycle(struct lc *x, const struct fs_kind *k, uint64_t files)
 {
 	struct cyc cy = {.x = x, .k = k, .c = cycle_new(x, k, files), .files = files};
-	if (cycle_setup(&cy)) {
+	x->img[0] = 0;
+	if (cycle_fits(&cy) && cycle_setup(&cy)) {
 		cy.mkfs = proc_find_tool(k->mkfs);
 		cy.checker = proc_find_tool(k->checker);
 		cy.mount = proc_find_tool("mount");

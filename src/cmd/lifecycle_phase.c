@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "cmd/lifecycle.h"
+#include "cmd/lifecycle_record.h"
+#include "io/cgroup_mem.h"
 #include "report/jsonread.h"
 #include "util/proc.h"
 #include "util/sbuf.h"
@@ -43,6 +45,20 @@ static char *last_line(const char *path)
 
 /* ---- phases ---- */
 
+/* A checker's memory plan, on a line of its own under the phase's. */
+static void print_memplan(const struct lc_memplan *m)
+{
+	if (!m->set || (m->how && !strcmp(m->how, "skipped")))
+		return; /* a skip says why on the phase's line */
+	char a[32], b[32];
+	printf("  %-16s predicted peak %s, limit %s (%s), contained: %s%s\n", "",
+	       isfinite(m->predicted_kib) ? fmt_bytes(a, (uint64_t)(m->predicted_kib * 1024)) : "none (fewer than 2 smaller scales)",
+	       isfinite(m->limit_kib) ? fmt_bytes(b, (uint64_t)(m->limit_kib * 1024)) : "unknown",
+	       m->limit_from ? m->limit_from : "?", m->contained ? m->contained : "none",
+	       m->how && !strcmp(m->how, "-m") ? "; xfs_repair -m the limit"
+	       : m->how && !strcmp(m->how, "scratch_files") ? "; e2fsck scratch files on disk" : "");
+}
+
 void lc_print_phase(const struct lc_cycle *c, int id)
 {
 	const struct lc_phase *p = &c->ph[id];
@@ -60,6 +76,7 @@ void lc_print_phase(const struct lc_cycle *c, int id)
 			printf("  FAILED: %s", p->error ? p->error : "");
 		printf("\n");
 	}
+	print_memplan(&p->mem);
 	fflush(stdout);
 }
 
@@ -78,7 +95,10 @@ void lc_log_path(struct lc *x, const struct lc_cycle *c, int id, char *buf, size
 	snprintf(buf, n, "%s/%s-%llu-%s.%s", x->logdir, c->fs, (unsigned long long)c->files, lc_phases[id].name, ext);
 }
 
-bool lc_run_phase(struct lc *x, struct lc_cycle *c, int id, char *const argv[], int (*fn)(void), int ok_exit)
+/* lc_run_phase, with the child's wait status in *status; child, when not NULL, runs in the
+ * child instead of argv (which still names the command). */
+static bool run_phase(struct lc *x, struct lc_cycle *c, int id, char *const argv[], int (*fn)(void), int ok_exit,
+		      int (*child)(void), int *status)
 {
 	struct lc_phase *p = &c->ph[id];
 	char log[4400];
@@ -93,7 +113,9 @@ bool lc_run_phase(struct lc *x, struct lc_cycle *c, int id, char *const argv[], 
 	sbuf_addc(&cmd, 0);
 	free(p->command);
 	p->command = cmd.data;
-	int st = proc_run(argv, fn, log, &p->wall_s, &p->peak_rss_kib);
+	int st = child ? proc_run(NULL, child, log, &p->wall_s, &p->peak_rss_kib)
+		       : proc_run(argv, fn, log, &p->wall_s, &p->peak_rss_kib);
+	*status = st;
 	free(p->error);
 	p->error = NULL;
 	p->exit_status = -1;
@@ -123,6 +145,74 @@ bool lc_run_phase(struct lc *x, struct lc_cycle *c, int id, char *const argv[], 
 	if (p->status == LC_FAILED && !sig_stop_requested())
 		x->failed = true;
 	return p->status == LC_OK;
+}
+
+bool lc_run_phase(struct lc *x, struct lc_cycle *c, int id, char *const argv[], int (*fn)(void), int ok_exit)
+{
+	int st;
+	return run_phase(x, c, id, argv, fn, ok_exit, NULL, &st);
+}
+
+/* ---- a phase contained in a memory-limited cgroup ---- */
+
+/* What the contained child runs: set just before the fork (lifecycle runs one phase at a time). */
+static const struct cgroup_mem *child_cg;
+static char *const *child_argv;
+
+/* In the child: into the group, then the checker. Refuse to run outside it: the limit is the
+ * only thing keeping the OOM killer off the rest of the machine. */
+static int exec_contained(void)
+{
+	if (cgroup_mem_enter(child_cg) != 0) {
+		fprintf(stderr, "cannot enter %s: %s\n", child_cg->dir, strerror(errno));
+		return 126;
+	}
+	execv(child_argv[0], child_argv);
+	fprintf(stderr, "exec %s: %s\n", child_argv[0], strerror(errno));
+	return 127;
+}
+
+/* Record a cgroup in made.list before it is made: a kill -9 of lifecycle leaves it for the next
+ * run's clean-up (rmdir, which removes an empty cgroup). */
+static int record_cgroup(const char *path, void *arg)
+{
+	struct lc *x = arg;
+	return lc_record_add(x->record, "dir", path, NULL, NULL);
+}
+
+bool lc_run_contained(struct lc *x, struct lc_cycle *c, int id, char *const argv[], int ok_exit, double limit_kib)
+{
+	static bool said;
+	struct lc_phase *p = &c->ph[id];
+	struct cgroup_mem cg = {0};
+	char name[64], why[512] = "";
+	snprintf(name, sizeof(name), PREFIX "%s.%d", lc_phases[id].name, (int)getpid());
+	bool in = limit_kib >= 1 && limit_kib < 1.8e16 &&
+		  cgroup_mem_make(&cg, name, (uint64_t)(limit_kib * 1024), record_cgroup, x, why, sizeof(why)) == 0;
+	if (!in && why[0] && !said) {
+		warnx_("the checker runs without a memory cgroup (%s): the OOM killer may pick another process", why);
+		said = true;
+	}
+	p->mem.contained = !in ? "none" : cg.version == 2 ? "cgroup v2" : "cgroup v1";
+	child_cg = &cg;
+	child_argv = argv;
+	int st = 0;
+	bool ok = run_phase(x, c, id, argv, NULL, ok_exit, in ? exec_contained : NULL, &st);
+	bool oom = in && cgroup_mem_oom_kills(&cg) > 0;
+	oom |= st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && !sig_stop_requested();
+	if (in && cgroup_mem_remove(&cg) != 0)
+		warnx_("rmdir %s: %s (it stays in %s)", cg.dir, strerror(errno), LC_RECORD_NAME);
+	if (oom && !ok) {
+		char b[32];
+		struct sbuf e = {0};
+		sbuf_printf(&e, "killed: out of memory at limit %s", fmt_bytes(b, (uint64_t)(limit_kib * 1024)));
+		sbuf_addc(&e, 0);
+		free(p->error);
+		p->error = e.data;
+		free(p->mem.outcome);
+		p->mem.outcome = xstrdup(e.data);
+	}
+	return ok;
 }
 
 /* Read rate (and the timeline) from a myriad subcommand's --json. */

@@ -129,6 +129,16 @@ static void phase_json(struct json *j, const char *name, const struct lc_phase *
 		json_double(j, "min_memory_kib", p->min_mem_kib);
 	str_or_null(j, "error", p->error);
 	str_or_null(j, "command", p->command);
+	if (p->mem.set) {
+		json_open(j, "memory", '{');
+		json_double(j, "predicted_kib", p->mem.predicted_kib);
+		json_double(j, "limit_kib", p->mem.limit_kib);
+		str_or_null(j, "limit_from", p->mem.limit_from);
+		str_or_null(j, "contained", p->mem.contained);
+		str_or_null(j, "how", p->mem.how);
+		str_or_null(j, "outcome", p->mem.outcome);
+		json_close(j, '}');
+	}
 	if (p->ntl) {
 		json_open(j, "timeline", '[');
 		for (size_t t = 0; t < p->ntl; t++) {
@@ -152,6 +162,13 @@ static void cycle_json(struct json *j, const struct lc_cycle *c)
 	json_bool(j, "complete", c->complete);
 	str_or_null(j, "image", c->image);
 	json_double(j, "image_bytes", c->image_bytes);
+	json_double(j, "image_alloc_bytes", c->image_alloc_bytes);
+	if (isfinite(c->disk_estimate_bytes)) {
+		json_open(j, "disk_estimate", '{');
+		json_double(j, "bytes", c->disk_estimate_bytes);
+		str_or_null(j, "from", c->disk_estimate_from);
+		json_close(j, '}');
+	}
 	str_or_null(j, "device", c->device);
 	str_or_null(j, "mkfs_options", c->mkfs_options);
 	if (c->lazy_itable_init >= 0)
@@ -255,6 +272,32 @@ static int exit_status_of(const struct jv *v)
 	return d >= 0 && d <= 255 && d == floor(d) ? (int)d : -1;
 }
 
+/* One of the words a writer of this version uses, or NULL: the model keeps static strings. */
+static const char *word_of(const char *s, const char *const *words)
+{
+	for (; s && *words; words++)
+		if (!strcmp(s, *words))
+			return *words;
+	return NULL;
+}
+
+/* A checker phase's "memory" object into m (absent: m stays unset). */
+static void memplan_from_json(const struct jv *o, struct lc_memplan *m)
+{
+	static const char *const from[] = {"--checker-mem", "MemAvailable", NULL};
+	static const char *const cont[] = {"cgroup v2", "cgroup v1", "none", NULL};
+	static const char *const how[] = {"none", "-m", "scratch_files", "skipped", NULL};
+	if (!o || o->type != JV_OBJ)
+		return;
+	m->set = true;
+	m->predicted_kib = num_or_nan(o, "predicted_kib");
+	m->limit_kib = num_or_nan(o, "limit_kib");
+	m->limit_from = word_of(jv_str(o, "limit_from", NULL), from);
+	m->contained = word_of(jv_str(o, "contained", NULL), cont);
+	m->how = word_of(jv_str(o, "how", NULL), how);
+	m->outcome = dup_or_null(jv_str(o, "outcome", NULL));
+}
+
 /* One cycle object into c (cleared by the caller on failure). NULL, or what is wrong. */
 static const char *cycle_from_json(const struct jv *o, struct lc_cycle *c)
 {
@@ -262,6 +305,7 @@ static const char *cycle_from_json(const struct jv *o, struct lc_cycle *c)
 		c->ph[k].exit_status = -1;
 		c->ph[k].wall_s = c->ph[k].peak_rss_kib = c->ph[k].rate = c->ph[k].min_mem_kib = NAN;
 	}
+	c->image_alloc_bytes = c->disk_estimate_bytes = NAN;
 	if (o->type != JV_OBJ || !jv_str(o, "fs", NULL))
 		return "not an object with a filesystem name (fs)";
 	c->fs = xstrdup(jv_str(o, "fs", ""));
@@ -272,6 +316,10 @@ static const char *cycle_from_json(const struct jv *o, struct lc_cycle *c)
 	c->device = dup_or_null(jv_str(o, "device", NULL));
 	c->mkfs_options = dup_or_null(jv_str(o, "mkfs_options", NULL));
 	c->image_bytes = jv_num(o, "image_bytes", 0);
+	c->image_alloc_bytes = num_or_nan(o, "image_alloc_bytes");
+	const struct jv *de = jv_get(o, "disk_estimate");
+	c->disk_estimate_bytes = num_or_nan(de, "bytes");
+	c->disk_estimate_from = dup_or_null(jv_str(de, "from", NULL));
 	const struct jv *li = jv_get(o, "lazy_itable_init");
 	c->lazy_itable_init = li && li->type == JV_BOOL ? li->b : -1;
 	const struct jv *u = jv_get(o, "after_fill");
@@ -310,6 +358,7 @@ static const char *cycle_from_json(const struct jv *o, struct lc_cycle *c)
 		p->min_mem_kib = num_or_nan(po, "min_memory_kib");
 		p->error = dup_or_null(jv_str(po, "error", NULL));
 		p->command = dup_or_null(jv_str(po, "command", NULL));
+		memplan_from_json(jv_get(po, "memory"), &p->mem);
 		const struct jv *tl = jv_get(po, "timeline");
 		if (tl && tl->type == JV_ARR && tl->n) {
 			p->tl = xcalloc(tl->n, sizeof(*p->tl));
@@ -416,7 +465,9 @@ void lc_cycle_clear(struct lc_cycle *c)
 	free(c->image);
 	free(c->device);
 	free(c->mkfs_options);
+	free(c->disk_estimate_from);
 	for (int k = 0; k < PH_N; k++) {
+		free(c->ph[k].mem.outcome);
 		free(c->ph[k].error);
 		free(c->ph[k].command);
 		free(c->ph[k].tl);

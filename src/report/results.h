@@ -52,6 +52,18 @@ struct lc_point {
 	double t, v, rate;
 };
 
+/* How a checker phase's memory was handled: what was predicted for it, the limit it met, how
+ * that limit was applied, and what came of it (set: the phase is a checker's and was planned). */
+struct lc_memplan {
+	bool set;
+	double predicted_kib; /* NAN: no prediction (fewer than 2 smaller scales) */
+	double limit_kib;
+	const char *limit_from; /* "--checker-mem", "MemAvailable" */
+	const char *contained;  /* "cgroup v2", "cgroup v1", "none" */
+	const char *how;        /* "none", "-m", "scratch_files", "skipped" */
+	char *outcome;          /* "ok", "failed", "killed: out of memory at limit X", "does not fit: ..." */
+};
+
 struct lc_phase {
 	enum lc_status status;
 	int exit_status; /* -1: none (not run, or killed: see error) */
@@ -59,6 +71,7 @@ struct lc_phase {
 	const char *rate_unit;             /* "files/s", "entries/s" */
 	double min_mem_kib;                /* xfs_repair -m: the minimum it states (NAN: none) */
 	char *error, *command;
+	struct lc_memplan mem;
 	struct lc_point *tl;
 	size_t ntl;
 };
@@ -69,6 +82,10 @@ struct lc_cycle {
 	bool complete;
 	char *image, *device, *mkfs_options;
 	double image_bytes;
+	/* What the image file really took (st_blocks * 512, the largest seen after fill; NAN: not
+	 * measured, as with --device), and the estimate made before the cycle (NAN: none). */
+	double image_alloc_bytes, disk_estimate_bytes;
+	char *disk_estimate_from;
 	int lazy_itable_init; /* -1: not ext4 / unknown */
 	bool have_usage;
 	double bytes_total, bytes_used, inodes_total, inodes_used;

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "cmd/lifecycle.h"
 #include "cmd/lifecycle_record.h"
 #include "io/devbusy.h"
 #include "report/jsonread.h"
@@ -267,6 +268,126 @@ static void record_cleans_only_what_it_made(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* Results holding complete cycles of fs at the scales n, with image allocations alloc and checker
+ * peaks rss (0: none); check_how is the memory plan their checkers ran with (NULL: none recorded). */
+static struct lc_results *cycles_of(const char *fs, const uint64_t *n, const double *alloc, const double *rss, int k,
+				    const char *check_how)
+{
+	struct lc_results *r = calloc(1, sizeof(*r));
+	r->cycles = calloc(k, sizeof(*r->cycles));
+	for (int i = 0; i < k; i++) {
+		struct lc_cycle *c = &r->cycles[r->ncycles++];
+		c->fs = strdup(fs);
+		c->files = n[i];
+		c->complete = true;
+		c->image_bytes = (double)lc_image_bytes(n[i], 0);
+		c->image_alloc_bytes = alloc[i];
+		c->ph[PH_CHECK].status = rss[i] > 0 ? LC_OK : LC_FAILED;
+		c->ph[PH_CHECK].peak_rss_kib = rss[i];
+		c->ph[PH_CHECK].mem.set = check_how != NULL;
+		c->ph[PH_CHECK].mem.how = check_how;
+	}
+	return r;
+}
+
+static void disk_estimate_from_formula_then_fit(void **state)
+{
+	struct lc_disk_est e;
+	/* No measured cycle: the formula, with the margin. At 10^8 empty files on ext4: the 256-byte
+	 * inodes and directory entries (~30 GB, as issue 15 measured) and a 1 GiB journal. */
+	lc_disk_estimate(NULL, "ext4", 100000000, 0, &e);
+	assert_int_equal(e.points, 0);
+	assert_true(strstr(e.from, "mkfs parameters") != NULL);
+	assert_true(e.raw > 29e9 && e.raw < 32e9);
+	assert_true(fabs(e.bytes - (e.raw * (1 + LC_DISK_MARGIN) + LC_DISK_MARGIN_BYTES)) < 1);
+	/* The fixed part follows the image: mke2fs's journal is 64 MiB at 2 GiB, 1 GiB from 128 GiB. */
+	assert_true(fabs(lc_disk_fixed("ext4", 2147483648.0) - (64 << 20) - 16 * 8192 - (4 << 20)) < 1);
+	assert_true(lc_disk_fixed("ext4", 400e9) > 1024.0 * 1024 * 1024);
+	assert_true(lc_disk_fixed("xfs", 400e9) > lc_disk_fixed("xfs", 2e9));
+	/* Data blocks count: 4k files take 4 KiB more each. */
+	assert_true(fabs(lc_disk_formula("xfs", 1000, 4096) - lc_disk_formula("xfs", 1000, 0) - 1000 * 4096.0) < 1);
+	/* Two measured cycles: a line through what they took, less their fixed part, plus this one's. */
+	double fixed = lc_disk_fixed("ext4", (double)lc_image_bytes(1000, 0));
+	uint64_t n[] = {1000, 2000, 4000};
+	double alloc[] = {fixed + 1e6 + 300.0 * 1000, fixed + 1e6 + 300.0 * 2000, 0}, rss[] = {1, 1, 1};
+	struct lc_results *r = cycles_of("ext4", n, alloc, rss, 2, NULL);
+	lc_disk_estimate(r, "ext4", 1000000, 0, &e);
+	assert_int_equal(e.points, 2);
+	assert_string_equal(e.from, "a linear fit over 2 measured ext4 cycles");
+	double want = lc_disk_fixed("ext4", (double)lc_image_bytes(1000000, 0)) + 1e6 + 300.0 * 1e6;
+	assert_true(fabs(e.raw - want) < 1);
+	/* Only smaller cycles of the same filesystem count; one is too few. */
+	lc_disk_estimate(r, "ext4", 2000, 0, &e);
+	assert_int_equal(e.points, 1);
+	assert_true(strstr(e.from, "one measured cycle is too few") != NULL);
+	lc_disk_estimate(r, "xfs", 1000000, 0, &e);
+	assert_int_equal(e.points, 0);
+	lc_free(r);
+}
+
+static void checker_memory_prediction_and_plan(void **state)
+{
+	uint64_t n[] = {1000, 2000, 4000};
+	double alloc[] = {0, 0, 0}, rss[] = {2000, 3000, 5000}, kib;
+	struct lc_results *r = cycles_of("xfs", n, alloc, rss, 3, NULL);
+	assert_true(lc_mem_predict(r, "xfs", 1000000, &kib));
+	assert_true(fabs(kib - (1000 + 1.0 * 1e6)) < 1e-6); /* rss = 1000 + N */
+	assert_false(lc_mem_predict(r, "xfs", 2000, &kib)); /* one smaller scale: no prediction */
+	assert_false(lc_mem_predict(r, "ext4", 1000000, &kib));
+	lc_free(r);
+	/* Never below what a smaller scale already took; checkers run with a limit of their own
+	 * (-m, scratch files) do not count. */
+	double down[] = {5000, 4000, 3000};
+	r = cycles_of("ext4", n, alloc, down, 3, NULL);
+	assert_true(lc_mem_predict(r, "ext4", 8000, &kib) && kib == 5000);
+	lc_free(r);
+	r = cycles_of("ext4", n, alloc, rss, 3, "scratch_files");
+	assert_false(lc_mem_predict(r, "ext4", 8000, &kib));
+	lc_free(r);
+	/* The plan. */
+	assert_string_equal(lc_mem_plan("e2fsck", NAN, NAN, 1024), "none");
+	assert_string_equal(lc_mem_plan("e2fsck", 1000, NAN, 1024), "none");
+	assert_string_equal(lc_mem_plan("e2fsck", 2000, NAN, 1024), "scratch_files");
+	assert_string_equal(lc_mem_plan("xfs_repair", 2000, 500, 1024), "-m");
+	assert_string_equal(lc_mem_plan("xfs_repair", NAN, 2000, 1024), "skipped");
+	assert_string_equal(lc_mem_plan("xfs_repair", 500, 2000, 1024), "skipped");
+	assert_string_equal(lc_mem_plan("btrfs", 2000, NAN, 1024), "skipped");
+	assert_string_equal(lc_mem_plan("btrfs", NAN, NAN, 1024), "none");
+}
+
+static void memory_plan_and_allocation_round_trip(void **state)
+{
+	uint64_t n[] = {1000};
+	double alloc[] = {12345678}, rss[] = {2000};
+	struct lc_results *r = cycles_of("ext4", n, alloc, rss, 1, "scratch_files");
+	struct lc_memplan *m = &r->cycles[0].ph[PH_CHECK].mem;
+	m->predicted_kib = NAN;
+	m->limit_kib = 1024;
+	m->limit_from = "--checker-mem";
+	m->contained = "cgroup v2";
+	m->outcome = strdup("killed: out of memory at limit 1.0 MiB");
+	r->cycles[0].disk_estimate_bytes = 5e8;
+	r->cycles[0].disk_estimate_from = strdup("ext4's mkfs parameters");
+	struct sbuf b = {0};
+	lc_results_json(r, &b);
+	char err[256];
+	struct lc_results *back = lc_parse(b.data, b.len, "x", err, sizeof(err));
+	assert_non_null(back);
+	const struct lc_cycle *c = &back->cycles[0];
+	assert_true(c->image_alloc_bytes == 12345678 && c->disk_estimate_bytes == 5e8);
+	assert_string_equal(c->disk_estimate_from, "ext4's mkfs parameters");
+	const struct lc_memplan *q = &c->ph[PH_CHECK].mem;
+	assert_true(q->set && isnan(q->predicted_kib) && q->limit_kib == 1024);
+	assert_string_equal(q->limit_from, "--checker-mem");
+	assert_string_equal(q->contained, "cgroup v2");
+	assert_string_equal(q->how, "scratch_files");
+	assert_string_equal(q->outcome, "killed: out of memory at limit 1.0 MiB");
+	assert_true(strstr(b.data, "\"predicted_kib\":null") != NULL);
+	sbuf_free(&b);
+	lc_free(back);
+	lc_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +399,9 @@ int main(void)
 	    cmocka_unit_test(malformed_results_are_refused),
 	    cmocka_unit_test(device_guard_refuses_mounted_and_non_devices),
 	    cmocka_unit_test(record_cleans_only_what_it_made),
+	    cmocka_unit_test(disk_estimate_from_formula_then_fit),
+	    cmocka_unit_test(checker_memory_prediction_and_plan),
+	    cmocka_unit_test(memory_plan_and_allocation_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
