@@ -145,9 +145,10 @@ const char *lc_mem_plan(const char *checker, double predicted_kib, double stated
 
 /* ---- lifecycle_cycle.c ---- */
 
-/* Make IMAGE_DIR/myriad-lifecycle-FS-N-PID[-K].EXT, a directory or a file (its fd; a directory:
- * 0), written to the record before it is made. -1 with errno. */
-int lc_make_recorded(struct lc *x, bool dir, const char *ext, const char *fs, uint64_t files, char *path, size_t n);
+/* Make IMAGE_DIR/myriad-lifecycle-FS-N-PID[-K].EXT, written to the record as kind before it is
+ * made: "image", a file (its fd), or "dir" or "scratch" (a directory whose files the clean-up may
+ * remove: lifecycle_record.h), a directory (0). -1 with errno. */
+int lc_make_recorded(struct lc *x, const char *kind, const char *ext, const char *fs, uint64_t files, char *path, size_t n);
 
 /* One (filesystem, scale) cycle: image, loop device, the phases, teardown; appended to the results
  * and saved after every phase. Everything it made is gone when it returns (or stays in the
