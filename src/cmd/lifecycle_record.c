@@ -248,9 +248,11 @@ static void scratch_clean(const struct item *x, bool announce)
 		return;
 	}
 	if (lc_scratch_remove(x->a, x->dev, x->ino, &files) == 0) {
-		if (announce)
+		if (announce && files)
 			warnx_("cleaning up after an earlier run: removed %s and the %d file%s in it", x->a, files,
 			       files == 1 ? "" : "s");
+		else if (announce)
+			warnx_("cleaning up after an earlier run: removed %s", x->a);
 	} else if (errno != ENOENT) {
 		warnx_("cannot remove %s: %s", x->a, strerror(errno));
 	}
