@@ -84,9 +84,14 @@ void lc_skip_phase(struct lc *x, struct lc_cycle *c, int id, const char *why);
 
 /* Run argv as a phase like lc_run_phase, contained: in a cgroup of its own limited to limit_kib
  * (no swap) when one can be made, so that the OOM killer can only take it. Records how in the
- * phase's mem.contained, and a kill by the OOM killer (the group's oom_kill count, or SIGKILL)
- * as "killed: out of memory at limit X". */
+ * phase's mem.contained, and a kill by the OOM killer (lc_oom_killed) as "killed: out of memory
+ * at limit X". */
 bool lc_run_contained(struct lc *x, struct lc_cycle *c, int id, char *const argv[], int ok_exit, double limit_kib);
+
+/* Did the OOM killer end a contained phase that failed? st is its wait status (-1: not run),
+ * oom_kills its group's count and limit_reached whether it reached its limit (-1: unknown). Kept apart so that the kernels
+ * without an oom_kill count (SIGKILL after the limit was hit decides there) are tested too. */
+bool lc_oom_killed(int st, long long oom_kills, int limit_reached, bool stop);
 
 /* ---- lifecycle_check.c ---- */
 
@@ -140,9 +145,10 @@ const char *lc_mem_plan(const char *checker, double predicted_kib, double stated
 
 /* ---- lifecycle_cycle.c ---- */
 
-/* Make IMAGE_DIR/myriad-lifecycle-FS-N-PID[-K].EXT, a directory or a file (its fd; a directory:
- * 0), written to the record before it is made. -1 with errno. */
-int lc_make_recorded(struct lc *x, bool dir, const char *ext, const char *fs, uint64_t files, char *path, size_t n);
+/* Make IMAGE_DIR/myriad-lifecycle-FS-N-PID[-K].EXT, written to the record as kind before it is
+ * made: "image", a file (its fd), or "dir" or "scratch" (a directory whose files the clean-up may
+ * remove: lifecycle_record.h), a directory (0). -1 with errno. */
+int lc_make_recorded(struct lc *x, const char *kind, const char *ext, const char *fs, uint64_t files, char *path, size_t n);
 
 /* One (filesystem, scale) cycle: image, loop device, the phases, teardown; appended to the results
  * and saved after every phase. Everything it made is gone when it returns (or stays in the

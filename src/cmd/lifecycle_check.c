@@ -7,15 +7,16 @@
  * memory-limited cgroup (lc_run_contained) so the OOM killer can only take the checker.
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd/lifecycle.h"
+#include "cmd/lifecycle_record.h"
 #include "util/atomic.h"
 #include "util/sbuf.h"
 #include "util/util.h"
@@ -73,11 +74,13 @@ bool lc_check_minmem(struct lc *x, struct lc_cycle *c, char *checker)
 /* "1.5 GiB" of a KiB count. */
 static char *kib_str(char *b, double kib) { return fmt_bytes(b, (uint64_t)(kib * 1024)); }
 
-/* e2fsck's scratch files: a directory under --image-dir (recorded, like the images) and the
- * config that names it in --out, E2FSCK_CONFIG set for the child. false when it cannot be had. */
-static bool scratch_start(struct lc *x, struct lc_cycle *c, char *dir, size_t n, char *conf, size_t cn)
+/* e2fsck's scratch files: a directory under --image-dir (recorded as "scratch", so that after a
+ * kill -9 the next run removes it with the files e2fsck left) and the config that names it in
+ * --out, E2FSCK_CONFIG set for the child. Its identity in *id. false when it cannot be had. */
+static bool scratch_start(struct lc *x, struct lc_cycle *c, char *dir, size_t n, char *conf, size_t cn,
+			  struct stat *id)
 {
-	if (lc_make_recorded(x, true, "scratch", c->fs, c->files, dir, n) != 0) {
+	if (lc_make_recorded(x, "scratch", "scratch", c->fs, c->files, dir, n) != 0 || lstat(dir, id) != 0) {
 		warnx_("%s: %s", dir, strerror(errno));
 		return false;
 	}
@@ -98,18 +101,12 @@ static bool scratch_start(struct lc *x, struct lc_cycle *c, char *dir, size_t n,
 }
 
 /* The scratch files e2fsck left (killed, it leaves them), the directory and the config. */
-static void scratch_end(const char *dir, const char *conf)
+static void scratch_end(const char *dir, const struct stat *id, const char *conf)
 {
+	int files;
 	unsetenv("E2FSCK_CONFIG");
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	while (d && (de = readdir(d)))
-		if (de->d_type == DT_REG)
-			unlinkat(dirfd(d), de->d_name, 0);
-	if (d)
-		closedir(d);
-	if (rmdir(dir) != 0)
-		warnx_("rmdir %s: %s", dir, strerror(errno));
+	if (lc_scratch_remove(dir, id->st_dev, id->st_ino, &files) != 0)
+		warnx_("cannot remove %s: %s", dir, strerror(errno));
 	unlink(conf);
 }
 
@@ -166,12 +163,13 @@ bool lc_check(struct lc *x, struct lc_cycle *c, const struct fs_kind *k, char *c
 	}
 	cav[cn++] = x->dev;
 	cav[cn] = NULL;
-	bool scratch = !strcmp(how, "scratch_files") && scratch_start(x, c, dir, sizeof(dir), conf, sizeof(conf));
+	struct stat id;
+	bool scratch = !strcmp(how, "scratch_files") && scratch_start(x, c, dir, sizeof(dir), conf, sizeof(conf), &id);
 	if (!strcmp(how, "scratch_files") && !scratch)
 		m->how = "none";
 	bool ok = lc_run_contained(x, c, PH_CHECK, cav, -1, m->limit_kib);
 	if (scratch)
-		scratch_end(dir, conf);
+		scratch_end(dir, &id, conf);
 	if (!m->outcome)
 		m->outcome = xstrdup(ok ? "ok" : "failed");
 	return ok;

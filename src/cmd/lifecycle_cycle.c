@@ -41,10 +41,10 @@ static void cycle_cleanup(struct lc *x)
 }
 
 /* Under a name nobody uses, with its identity recorded after it is made. */
-int lc_make_recorded(struct lc *x, bool dir, const char *ext, const char *fs, uint64_t files, char *path, size_t n)
+int lc_make_recorded(struct lc *x, const char *kind, const char *ext, const char *fs, uint64_t files, char *path, size_t n)
 {
 	static const struct stat nothing; /* identity 0:0, which no file has: "not ours after all" */
-	const char *kind = dir ? "dir" : "image";
+	bool dir = strcmp(kind, "image") != 0;
 	for (int k = 0; k < 100; k++) {
 		char sfx[16] = "";
 		struct stat st;
@@ -154,7 +154,7 @@ static bool cycle_setup(struct cyc *cy)
 {
 	struct lc *x = cy->x;
 	struct lc_cycle *c = cy->c;
-	if (lc_make_recorded(x, true, "mnt", cy->k->name, cy->files, x->mnt, sizeof(x->mnt)) != 0) {
+	if (lc_make_recorded(x, "dir", "mnt", cy->k->name, cy->files, x->mnt, sizeof(x->mnt)) != 0) {
 		warnx_("%s: %s", x->mnt, strerror(errno));
 		lc_skip_phase(x, c, PH_ATTACH, "could not make the mount point");
 		x->failed = true;
@@ -168,7 +168,7 @@ static bool cycle_setup(struct cyc *cy)
 	uint64_t bytes = lc_image_bytes(cy->files, x->size_max);
 	c->image_bytes = (double)bytes;
 	struct stat id;
-	int fd = lc_make_recorded(x, false, "img", cy->k->name, cy->files, x->img, sizeof(x->img));
+	int fd = lc_make_recorded(x, "image", "img", cy->k->name, cy->files, x->img, sizeof(x->img));
 	if (fd < 0 || fstat(fd, &id) != 0 || ftruncate(fd, (off_t)bytes) != 0) {
 		warnx_("%s: %s", x->img, strerror(errno));
 		if (fd >= 0)

@@ -180,6 +180,15 @@ static int record_cgroup(const char *path, void *arg)
 	return lc_record_add(x->record, "dir", path, NULL, NULL);
 }
 
+bool lc_oom_killed(int st, long long oom_kills, int limit_reached, bool stop)
+{
+	if (oom_kills >= 0)
+		return oom_kills > 0; /* the kernel counts: a SIGKILL it did not count came from elsewhere */
+	/* No count (a v1 kernel before 4.13 has no oom_kill in memory.oom_control; -1 also when the
+	 * group could not be read): the OOM killer's SIGKILL after the limit was reached. */
+	return st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && limit_reached > 0 && !stop;
+}
+
 bool lc_run_contained(struct lc *x, struct lc_cycle *c, int id, char *const argv[], int ok_exit, double limit_kib)
 {
 	static bool said;
@@ -198,11 +207,10 @@ bool lc_run_contained(struct lc *x, struct lc_cycle *c, int id, char *const argv
 	child_argv = argv;
 	int st = 0;
 	bool ok = run_phase(x, c, id, argv, NULL, ok_exit, in ? exec_contained : NULL, &st);
-	bool oom = in && cgroup_mem_oom_kills(&cg) > 0;
-	oom |= st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && !sig_stop_requested();
+	bool oom = !ok && in && lc_oom_killed(st, cgroup_mem_oom_kills(&cg), cgroup_mem_limit_reached(&cg), sig_stop_requested());
 	if (in && cgroup_mem_remove(&cg) != 0)
 		warnx_("rmdir %s: %s (it stays in %s)", cg.dir, strerror(errno), LC_RECORD_NAME);
-	if (oom && !ok) {
+	if (oom) {
 		char b[32];
 		struct sbuf e = {0};
 		sbuf_printf(&e, "killed: out of memory at limit %s", fmt_bytes(b, (uint64_t)(limit_kib * 1024)));

@@ -6,6 +6,7 @@
  */
 #include "cmd/lifecycle_record.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/dir.h"
 #include "io/loopdev.h"
 #include "io/mounts.h"
 #include "util/sbuf.h"
@@ -194,6 +196,68 @@ static void unmount_ours(const struct item *mt, const struct item *it, size_t n,
 		warnx_("cannot unmount %s: %s", mt->b, strerror(errno));
 }
 
+int lc_scratch_remove(const char *path, dev_t dev, ino_t ino, int *files)
+{
+	*files = 0;
+	char parent[4200];
+	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+	snprintf(parent, sizeof(parent), "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1, slash ? path : ".");
+	int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = pfd < 0 ? -1 : openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	int rc = -1, e = ESTALE;
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino) {
+		DIR *d = fdopendir(fd);
+		struct dirent *de;
+		fd = d ? -1 : fd;
+		while (d && (de = readdir(d)))
+			if (!dir_is_dot(de->d_name) && fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && unlinkat(dirfd(d), de->d_name, 0) == 0)
+				++*files;
+		if (d)
+			closedir(d);
+		/* The name may have been given to another directory meanwhile: removed only if it is not. */
+		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			e = errno;
+		else if (st.st_dev == dev && st.st_ino == ino && (rc = unlinkat(pfd, name, AT_REMOVEDIR)) != 0)
+			e = errno;
+	} else if (fd < 0) {
+		e = errno;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (pfd >= 0)
+		close(pfd);
+	errno = e;
+	return rc;
+}
+
+/* A recorded scratch directory: emptied of its files and removed (only rmdir without a recorded
+ * identity: it was killed before e2fsck could put anything in it). */
+static void scratch_clean(const struct item *x, bool announce)
+{
+	int files = 0;
+	if (!dir_is_ours(x)) {
+		struct stat st;
+		if (announce && x->have_id && lstat(x->a, &st) == 0)
+			warnx_("leaving %s alone: it is not the scratch directory this --out's earlier run made", x->a);
+		return;
+	}
+	if (!x->have_id) {
+		rmdir(x->a);
+		return;
+	}
+	if (lc_scratch_remove(x->a, x->dev, x->ino, &files) == 0) {
+		if (announce && files)
+			warnx_("cleaning up after an earlier run: removed %s and the %d file%s in it", x->a, files,
+			       files == 1 ? "" : "s");
+		else if (announce)
+			warnx_("cleaning up after an earlier run: removed %s", x->a);
+	} else if (errno != ENOENT) {
+		warnx_("cannot remove %s: %s", x->a, strerror(errno));
+	}
+}
+
 bool lc_record_clean(int fd, bool announce)
 {
 	size_t n;
@@ -240,6 +304,8 @@ bool lc_record_clean(int fd, bool announce)
 		const struct item *x = &it[i];
 		if (!strcmp(x->kind, "dir") && is_last(it, n, x) && dir_is_ours(x))
 			rmdir(x->a);
+		if (!strcmp(x->kind, "scratch") && is_last(it, n, x))
+			scratch_clean(x, announce);
 	}
 	/* Anything of ours left (a busy mount, a loop device detaching itself later)? Then the record
 	 * stays for the next try. */
@@ -252,6 +318,8 @@ bool lc_record_clean(int fd, bool announce)
 			left |= is_last(it, n, x) && loop_is_ours(x);
 		else if (!strcmp(x->kind, "image"))
 			left |= is_last(it, n, x) && image_is_ours(x);
+		else if (!strcmp(x->kind, "scratch"))
+			left |= is_last(it, n, x) && x->have_id && dir_is_ours(x);
 	}
 	if (!left && (ftruncate(fd, 0) != 0 || fdatasync(fd) != 0))
 		left = true;

@@ -18,15 +18,26 @@
 int lc_record_open(const char *dir);
 
 /* Append one item durably (fdatasync) before it is made: kind is "image", "dir" (a path, with
- * its identity once it exists), "loop" (device, image path, image identity) or "mount" (source,
- * mount point). id is NULL when the thing does not exist yet. 0, or -1 with errno. */
+ * its identity once it exists), "scratch" (a directory like "dir" whose files may be removed with
+ * it: e2fsck's scratch files, which a kill -9 leaves), "loop" (device, image path, image identity)
+ * or "mount" (source, mount point). id is NULL when the thing does not exist yet. 0, or -1 with
+ * errno. */
 int lc_record_add(int fd, const char *kind, const char *a, const char *b, const struct stat *id);
 
 /* Tear down what the record lists, each only while it is still what was recorded: a mount only
  * when its mount point and source match (and its loop device still backs the recorded image), a
  * loop device only when it is backed by the recorded image, an image only when it is the recorded
- * file. Mounts first, then loop devices, images, mount points. With announce, says what it does
- * and what it leaves alone. Empties the record when nothing of it is left; true then. */
+ * file, a scratch directory only when it is the recorded directory (lc_scratch_remove). Mounts
+ * first, then loop devices, images, directories (an empty "dir" only: a mount point may still hold
+ * a mount). With announce, says what it does and what it leaves alone. Empties the record when
+ * nothing of it is left; true then. */
 bool lc_record_clean(int fd, bool announce);
+
+/* Remove the scratch directory path if it is still the directory (dev, ino): the regular files
+ * and symlinks directly in it (a link itself, never what it points to; nothing below a
+ * subdirectory), through a descriptor checked to be that directory, then the directory. The
+ * number of files removed in *files. 0, or -1 with errno (ESTALE: another directory is there now,
+ * left alone; ENOTEMPTY: it holds more than files). */
+int lc_scratch_remove(const char *path, dev_t dev, ino_t ino, int *files);
 
 #endif

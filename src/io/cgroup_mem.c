@@ -195,6 +195,40 @@ long long cgroup_mem_oom_kills(const struct cgroup_mem *cg)
 	return cg->version == 1 ? keyed(cg->dir, "memory.oom_control", "oom_kill") : -1;
 }
 
+/* The number in a file of one value, or -1. */
+static long long single(const char *dir, const char *file)
+{
+	char p[4400], line[64];
+	snprintf(p, sizeof(p), "%s/%s", dir, file);
+	FILE *f = fopen(p, "re");
+	long long v = f && fgets(line, sizeof(line), f) ? atoll(line) : -1;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+int cgroup_mem_limit_reached(const struct cgroup_mem *cg)
+{
+	if (cg->version == 2) {
+		long long max = keyed(cg->dir, "memory.events", "max");
+		return max < 0 ? -1 : max > 0;
+	}
+	if (cg->version != 1)
+		return -1;
+	static const char *const v1[][3] = {{"memory.failcnt", "memory.max_usage_in_bytes", "memory.limit_in_bytes"},
+					    {"memory.memsw.failcnt", "memory.memsw.max_usage_in_bytes",
+					     "memory.memsw.limit_in_bytes"}};
+	int said = -1;
+	for (int i = 0; i < 2; i++) {
+		long long fail = single(cg->dir, v1[i][0]), peak = single(cg->dir, v1[i][1]), lim = single(cg->dir, v1[i][2]);
+		if (fail > 0 || (peak > 0 && lim > 0 && peak >= lim))
+			return 1;
+		if (fail == 0 || (peak >= 0 && lim > 0))
+			said = 0;
+	}
+	return said;
+}
+
 int cgroup_mem_remove(struct cgroup_mem *cg)
 {
 	if (!cg->version)

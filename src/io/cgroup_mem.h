@@ -34,6 +34,12 @@ int cgroup_mem_enter(const struct cgroup_mem *cg);
  * memory.oom_control's oom_kill), or -1 when the kernel does not say. */
 long long cgroup_mem_oom_kills(const struct cgroup_mem *cg);
 
+/* Did the group's usage reach its limit? 1 yes, 0 no, -1 when the kernel does not say. v2:
+ * memory.events' max; v1: a failcnt, or the peak usage at the limit (Linux 6.x leaves v1's
+ * failcnt at 0). With no oom_kill count (v1 before Linux 4.13) a SIGKILL after the limit was
+ * reached is the one sign of the OOM killer. */
+int cgroup_mem_limit_reached(const struct cgroup_mem *cg);
+
 /* Remove the group (retried briefly: a child just reaped may still be leaving it). 0 or -1. */
 int cgroup_mem_remove(struct cgroup_mem *cg);
 

@@ -2,7 +2,8 @@
 # a run whose image cannot fit in --image-dir's free space refused with exit 2 and the numbers, with
 # nothing made; the image's real allocation recorded; a checker whose predicted peak exceeds a tiny
 # --checker-mem run with e2fsck's scratch files (contained, killed or not) or skipped as "does not
-# fit" (xfs_repair's stated minimum), and the cycle still completes with rm done.
+# fit" (xfs_repair's stated minimum), and the cycle still completes with rm done; after a kill -9
+# during e2fsck, the next run removes the scratch directory with the files e2fsck left in it.
 . "$(dirname "$0")/../lib.sh"
 S=$(scratch)
 
@@ -95,4 +96,27 @@ EOF
 [ "$(cat "$S/check")" = ok ] && ok "results.json: allocations, estimates, each check's memory plan and outcome; rm done" ||
 	fail "results.json: $(head -c 3000 "$S/check")"
 [ ! -e "$O/e2fsck-scratch.conf" ] && ok "the e2fsck config and scratch directory are removed" || fail "left: $O/e2fsck-scratch.conf"
+
+# A kill -9 during e2fsck with scratch files leaves them in the scratch directory, which the record
+# lists (as lifecycle writes it: "scratch", the path, then again with its dev:ino). The next run with
+# the same --out removes the files and the directory; a link in it goes, its target stays; a
+# directory put where a recorded one was is left alone.
+K=$S/killed SC=$I/myriad-lifecycle-ext4-10000-999999.scratch RP=$I/myriad-lifecycle-ext4-10000-999998.scratch
+mkdir -p "$K" "$SC" "$RP"
+head -c 100000 /dev/urandom >"$SC/dirinfo-RJ3zYV" && : >"$SC/icount-QTnPLs"
+echo target >"$S/target" && ln -s "$S/target" "$SC/link"
+printf 'scratch\t%s\nscratch\t%s\t%s\nscratch\t%s\t%s\n' "$SC" "$SC" "$(stat -c %d:%i "$SC")" "$RP" "$(stat -c %d:%i "$RP")" >"$K/made.list"
+exec 9<"$RP" # held open while it is replaced: the new directory cannot take its inode number
+rmdir "$RP" && mkdir "$RP" && echo foreign >"$RP/data"
+exec 9<&-
+"$MYRIAD" lifecycle --fs ext4 --scales 1000 --image-dir "$I" --out "$K" >"$S/k.out" 2>"$S/k.err"
+expect_eq "the run after a kill -9 during the check: exit 0" 0 $?
+[ ! -e "$SC" ] && grep -q "cleaning up after an earlier run: removed $SC and the 3 files in it" "$S/k.err" &&
+	ok "the recorded scratch directory is removed with e2fsck's files in it" || fail "left: $(ls -la "$SC" 2>&1); stderr: $(cat "$S/k.err")"
+[ "$(cat "$S/target")" = target ] && ok "a link in it is removed as a link: its target is untouched" || fail "target: $(ls -la "$S/target" 2>&1)"
+[ "$(cat "$RP/data" 2>/dev/null)" = foreign ] && grep -q "leaving $RP alone: it is not the scratch directory" "$S/k.err" &&
+	ok "a directory in place of a recorded scratch directory is left alone, and said so" || fail "$RP: $(ls -la "$RP" 2>&1); stderr: $(cat "$S/k.err")"
+[ ! -e "$K/made.list" ] && ok "the record is gone after the run" || fail "made.list: $(cat "$K/made.list")"
+rm -r "$RP"
+
 expect_eq "nothing left behind (images, loops, mounts, scratch, cgroups)" "" "$(leftovers "$I")"

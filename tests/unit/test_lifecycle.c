@@ -268,6 +268,88 @@ static void record_cleans_only_what_it_made(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* Make path a directory recorded in fd as kind (before and after, as lifecycle does) holding the
+ * files named in the NULL-terminated list. */
+static void recorded_dir(int fd, const char *kind, const char *path, const char *const *files)
+{
+	struct stat st;
+	char p[4400];
+	assert_int_equal(lc_record_add(fd, kind, path, NULL, NULL), 0);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_int_equal(lc_record_add(fd, kind, path, NULL, &st), 0);
+	for (; files && *files; files++) {
+		snprintf(p, sizeof(p), "%s/%s", path, *files);
+		int f = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		assert_true(f >= 0 && write(f, "x", 1) == 1);
+		close(f);
+	}
+}
+
+/* After a kill -9 during e2fsck: its scratch directory is removed with the files in it; a link
+ * in it goes, what it points to stays; a directory put where it was, a subdirectory in it (not
+ * descended into) and a plain "dir" (a mount point may still hold a mount) are left. */
+static void record_empties_its_scratch_dirs(void **state)
+{
+	char dir[] = "/tmp/myriad-test-scratch.XXXXXX", ours[4200], replaced[4200], deep[4200], mnt[4200], p[4400];
+	assert_non_null(mkdtemp(dir));
+	snprintf(ours, sizeof(ours), "%s/myriad-lifecycle-ext4-10-1.scratch", dir);
+	snprintf(replaced, sizeof(replaced), "%s/myriad-lifecycle-ext4-10-2.scratch", dir);
+	snprintf(deep, sizeof(deep), "%s/myriad-lifecycle-ext4-10-3.scratch", dir);
+	snprintf(mnt, sizeof(mnt), "%s/myriad-lifecycle-ext4-10-1.mnt", dir);
+	int fd = lc_record_open(dir);
+	assert_true(fd >= 0);
+	const char *const files[] = {"dirinfo-1", "icount-2", NULL}, *const keep[] = {"keep", NULL};
+	recorded_dir(fd, "scratch", ours, files);
+	snprintf(p, sizeof(p), "%s/outside", dir);
+	int f = open(p, O_WRONLY | O_CREAT, 0600);
+	assert_true(f >= 0 && write(f, "outside", 7) == 7);
+	close(f);
+	snprintf(p, sizeof(p), "%s/link", ours);
+	assert_int_equal(symlink("../outside", p), 0);
+	recorded_dir(fd, "scratch", replaced, NULL);
+	int old = open(replaced, O_RDONLY | O_DIRECTORY); /* open: the new directory cannot reuse its inode */
+	assert_true(old >= 0);
+	assert_int_equal(rmdir(replaced), 0);
+	assert_int_equal(mkdir(replaced, 0755), 0);
+	snprintf(p, sizeof(p), "%s/keep", replaced);
+	assert_true((f = open(p, O_WRONLY | O_CREAT, 0600)) >= 0);
+	close(f);
+	recorded_dir(fd, "scratch", deep, files);
+	snprintf(p, sizeof(p), "%s/sub", deep);
+	assert_int_equal(mkdir(p, 0755), 0);
+	recorded_dir(fd, "dir", mnt, keep);
+	/* The subdirectory keeps its scratch directory, and so the record, for the next try. */
+	assert_false(lc_record_clean(fd, false));
+	close(old);
+	assert_int_equal(access(ours, F_OK), -1);
+	snprintf(p, sizeof(p), "%s/outside", dir);
+	assert_int_equal(access(p, F_OK), 0);
+	snprintf(p, sizeof(p), "%s/keep", replaced);
+	assert_int_equal(access(p, F_OK), 0);
+	snprintf(p, sizeof(p), "%s/icount-2", deep);
+	assert_int_equal(access(p, F_OK), -1);
+	snprintf(p, sizeof(p), "%s/sub", deep);
+	assert_int_equal(access(p, F_OK), 0);
+	snprintf(p, sizeof(p), "%s/keep", mnt);
+	assert_int_equal(access(p, F_OK), 0);
+	/* Without the subdirectory the next clean-up finishes. */
+	snprintf(p, sizeof(p), "%s/sub", deep);
+	assert_int_equal(rmdir(p), 0);
+	assert_true(lc_record_clean(fd, false));
+	assert_int_equal(access(deep, F_OK), -1);
+	struct stat st;
+	assert_true(fstat(fd, &st) == 0 && st.st_size == 0);
+	close(fd);
+	const char *const left[] = {"outside", "myriad-lifecycle-ext4-10-2.scratch/keep", "myriad-lifecycle-ext4-10-2.scratch",
+				    "myriad-lifecycle-ext4-10-1.mnt/keep", "myriad-lifecycle-ext4-10-1.mnt", LC_RECORD_NAME};
+	for (size_t i = 0; i < sizeof(left) / sizeof(*left); i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, left[i]);
+		assert_int_equal(remove(p), 0);
+	}
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* Results holding complete cycles of fs at the scales n, with image allocations alloc and checker
  * peaks rss (0: none); check_how is the memory plan their checkers ran with (NULL: none recorded). */
 static struct lc_results *cycles_of(const char *fs, const uint64_t *n, const double *alloc, const double *rss, int k,
@@ -399,6 +481,7 @@ int main(void)
 	    cmocka_unit_test(malformed_results_are_refused),
 	    cmocka_unit_test(device_guard_refuses_mounted_and_non_devices),
 	    cmocka_unit_test(record_cleans_only_what_it_made),
+	    cmocka_unit_test(record_empties_its_scratch_dirs),
 	    cmocka_unit_test(disk_estimate_from_formula_then_fit),
 	    cmocka_unit_test(checker_memory_prediction_and_plan),
 	    cmocka_unit_test(memory_plan_and_allocation_round_trip),
