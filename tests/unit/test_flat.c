@@ -93,12 +93,12 @@ static void noise_is_no_drop(void **state)
 }
 
 /* One sample at a tenth of the rate (a stall of the disk), anywhere before the tail, is no drop;
- * nor are five in a row. */
+ * nor are five or twelve in a row (6 s, more than half a window, 3% of the run). */
 static void one_slow_sample_is_no_drop(void **state)
 {
 	double at[] = {20, 100, 150, 160, 175, 185};
 	for (size_t a = 0; a < sizeof(at) / sizeof(at[0]); a++)
-		for (int width = 1; width <= 5; width += 4) {
+		for (int width = 1; width <= 12; width = width == 1 ? 5 : width + 7) {
 			struct lc_point *tl = timeline(level, NPTS, 0.05);
 			size_t i0 = (size_t)(at[a] / DT);
 			double lost = 0;
@@ -128,6 +128,20 @@ static void gradual_decline_is_no_drop(void **state)
 	assert_true(lc_rate_shape(timeline(steep, NPTS, 0.05), NPTS, &s));
 	assert_true(s.drop);
 	assert_near(s.at_s, 100, 0.1);
+}
+
+/* The bar is a fall of 30%: a lasting step to 80% of the rate is not named, one to 65% is. */
+static double to80(double t) { return t < 80 ? 86000 : 0.8 * 86000; }
+static double to65(double t) { return t < 80 ? 86000 : 0.65 * 86000; }
+static void small_step_is_below_the_bar(void **state)
+{
+	struct lc_rate_shape s;
+	assert_true(lc_rate_shape(timeline(to80, NPTS, 0.05), NPTS, &s));
+	assert_false(s.drop);
+	assert_true(lc_rate_shape(timeline(to65, NPTS, 0.05), NPTS, &s));
+	assert_true(s.drop);
+	assert_near(s.at_count, 80 * 86000, 0.05);
+	assert_near(s.fall, 0.35, 0.1);
 }
 
 /* Fewer than LC_DROP_MIN_POINTS points say nothing, even with a clear step; that many say. A
@@ -172,9 +186,9 @@ static void drop_at_the_tail_is_no_drop(void **state)
 	assert_near(s.at_count, 140 * 86000, 0.05);
 }
 
-/* ---- results: ext4 at 1M, 10M, 100M (100M twice: the last counts), xfs at one scale ---- */
+/* ---- results: ext4 at 1M, 10M, 100M (1M and 100M twice: the last counts), xfs at one scale ---- */
 
-static struct lc_cycle cyc[6];
+static struct lc_cycle cyc[8];
 static uint64_t scales[] = {1000000, 10000000, 100000000};
 static struct lc_results *results(void)
 {
@@ -184,6 +198,7 @@ static struct lc_results *results(void)
 		const char *fs;
 		double n, fill, walk, walk_stat, verify, rm;
 	} rows[] = {
+	    {"ext4", 1e6, 99999, 9999, 9999, 9999, 99999}, /* run again below */
 	    {"ext4", 1e6, 10000, 8000, 8000, 9000, 20000},
 	    {"ext4", 1e7, 11000, 9000, 8200, 9500, 21000},
 	    {"ext4", 1e8, 99999, 9999, 9999, 9999, 99999}, /* run again below */
@@ -206,16 +221,16 @@ static struct lc_results *results(void)
 		cyc[i].ph[PH_RM].peak_rss_kib = rows[i].rm;
 	}
 	/* verify failed at 100M, both times: its largest measured scale is 10M. */
-	cyc[2].ph[PH_VERIFY].status = cyc[3].ph[PH_VERIFY].status = LC_FAILED;
+	cyc[3].ph[PH_VERIFY].status = cyc[4].ph[PH_VERIFY].status = LC_FAILED;
 	/* ext4's fill at 100M has the step; its rm at 100M and its fill at 10M have timelines without a
 	 * drop and one too short. */
 	static struct lc_point fill_tl[NPTS], rm_tl[NPTS], short_tl[10];
 	memcpy(fill_tl, timeline(step, NPTS, 0.1), sizeof(fill_tl));
 	memcpy(rm_tl, timeline(level, NPTS, 0.1), sizeof(rm_tl));
 	memcpy(short_tl, timeline(step, 10, 0), sizeof(short_tl));
-	cyc[3].ph[PH_FILL].tl = fill_tl, cyc[3].ph[PH_FILL].ntl = NPTS, cyc[3].ph[PH_FILL].rate_unit = "files/s";
-	cyc[3].ph[PH_RM].tl = rm_tl, cyc[3].ph[PH_RM].ntl = NPTS, cyc[3].ph[PH_RM].rate_unit = "entries/s";
-	cyc[1].ph[PH_FILL].tl = short_tl, cyc[1].ph[PH_FILL].ntl = 10, cyc[1].ph[PH_FILL].rate_unit = "files/s";
+	cyc[4].ph[PH_FILL].tl = fill_tl, cyc[4].ph[PH_FILL].ntl = NPTS, cyc[4].ph[PH_FILL].rate_unit = "files/s";
+	cyc[4].ph[PH_RM].tl = rm_tl, cyc[4].ph[PH_RM].ntl = NPTS, cyc[4].ph[PH_RM].rate_unit = "entries/s";
+	cyc[2].ph[PH_FILL].tl = short_tl, cyc[2].ph[PH_FILL].ntl = 10, cyc[2].ph[PH_FILL].rate_unit = "files/s";
 	r = (struct lc_results){.kernel = "k", .cpu_model = "c", .cpus = 2, .mem_kib = 24 * 1024 * 1024,
 				.files = 1e8, .project = 1e9, .complete = true, .scales = scales, .nscales = 3,
 				.cycles = cyc, .ncycles = n, .image_dir = "/var/tmp", .started = "s", .updated = "u"};
@@ -383,6 +398,7 @@ int main(void)
 	    cmocka_unit_test(noise_is_no_drop),
 	    cmocka_unit_test(one_slow_sample_is_no_drop),
 	    cmocka_unit_test(gradual_decline_is_no_drop),
+	    cmocka_unit_test(small_step_is_below_the_bar),
 	    cmocka_unit_test(too_few_points_say_nothing),
 	    cmocka_unit_test(drop_at_the_tail_is_no_drop),
 	    cmocka_unit_test(rss_table),
