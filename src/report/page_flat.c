@@ -58,7 +58,8 @@ static void drop_line(struct sbuf *h, const char *series, const struct lc_cycle 
 		html_sig(h, s.before, 2);
 		sbuf_printf(h, " %s until about ", unit);
 		html_sig(h, s.at_count, 2);
-		sbuf_printf(h, " %s (after ", noun);
+		/* rm counts what it removed, not what is left. */
+		sbuf_printf(h, " %s%s (after ", noun, k == PH_RM ? " removed" : "");
 		html_duration(h, s.at_s);
 		sbuf_adds(h, "), then ");
 		html_sig(h, s.after, 2);

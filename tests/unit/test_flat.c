@@ -222,14 +222,16 @@ static struct lc_results *results(void)
 	}
 	/* verify failed at 100M, both times: its largest measured scale is 10M. */
 	cyc[3].ph[PH_VERIFY].status = cyc[4].ph[PH_VERIFY].status = LC_FAILED;
-	/* ext4's fill at 100M has the step; its rm at 100M and its fill at 10M have timelines without a
-	 * drop and one too short. */
-	static struct lc_point fill_tl[NPTS], rm_tl[NPTS], short_tl[10];
+	/* ext4's fill and rm at 100M have the step; xfs's fill has a timeline without a drop, and ext4's
+	 * fill at 10M one too short. */
+	static struct lc_point fill_tl[NPTS], rm_tl[NPTS], level_tl[NPTS], short_tl[10];
 	memcpy(fill_tl, timeline(step, NPTS, 0.1), sizeof(fill_tl));
-	memcpy(rm_tl, timeline(level, NPTS, 0.1), sizeof(rm_tl));
+	memcpy(rm_tl, timeline(step, NPTS, 0.1), sizeof(rm_tl));
+	memcpy(level_tl, timeline(level, NPTS, 0.1), sizeof(level_tl));
 	memcpy(short_tl, timeline(step, 10, 0), sizeof(short_tl));
 	cyc[4].ph[PH_FILL].tl = fill_tl, cyc[4].ph[PH_FILL].ntl = NPTS, cyc[4].ph[PH_FILL].rate_unit = "files/s";
 	cyc[4].ph[PH_RM].tl = rm_tl, cyc[4].ph[PH_RM].ntl = NPTS, cyc[4].ph[PH_RM].rate_unit = "entries/s";
+	cyc[5].ph[PH_FILL].tl = level_tl, cyc[5].ph[PH_FILL].ntl = NPTS, cyc[5].ph[PH_FILL].rate_unit = "files/s";
 	cyc[2].ph[PH_FILL].tl = short_tl, cyc[2].ph[PH_FILL].ntl = 10, cyc[2].ph[PH_FILL].rate_unit = "files/s";
 	r = (struct lc_results){.kernel = "k", .cpu_model = "c", .cpus = 2, .mem_kib = 24 * 1024 * 1024,
 				.files = 1e8, .project = 1e9, .complete = true, .scales = scales, .nscales = 3,
@@ -308,9 +310,13 @@ static void results_json_carries_both(void **state)
 	assert_near(jv_num(drop, "fall_percent", 0), 60, 0.1);
 	assert_near(jv_num(drop, "host_mem_bytes_per_file", 0), 24.0 * 1024 * 1024 * 1024 / (80 * 86000), 0.05);
 	assert_near(jv_num(jv_get(phase_in(d, "ext4", 1e8, "fill"), "rate_tenths"), "last", 0), 34000, 0.05);
-	const struct jv *rm = phase_in(d, "ext4", 1e8, "rm");
-	assert_non_null(jv_get(rm, "rate_drop"));
-	assert_true(jv_get(rm, "rate_drop")->type == JV_NULL);
+	const struct jv *level = phase_in(d, "xfs", 1e6, "fill");
+	assert_non_null(jv_get(level, "rate_drop"));
+	assert_true(jv_get(level, "rate_drop")->type == JV_NULL);
+	/* rm's drop is there too, without the hint: its count is not files present. */
+	const struct jv *rm = jv_get(phase_in(d, "ext4", 1e8, "rm"), "rate_drop");
+	assert_near(jv_num(rm, "at_count", 0), 80 * 86000, 0.05);
+	assert_null(jv_get(rm, "host_mem_bytes_per_file"));
 	assert_null(jv_get(phase_in(d, "ext4", 1e7, "fill"), "rate_drop"));
 	assert_null(jv_get(phase_in(d, "ext4", 1e7, "fill"), "rate_tenths"));
 	const struct jv *mem = jv_get(d, "myriad_memory");
@@ -354,8 +360,8 @@ static char *render(struct lc_results *r)
 	return page;
 }
 
-/* The page: under the charts, the fill's drop in words and the rm without one, before the
- * projections; then the memory table. */
+/* The page: under the charts, the drops of ext4's fill (with the memory hint) and rm in words, and
+ * xfs's fill without one, before the projections; then the memory table. */
 static void page_shows_both(void **state)
 {
 	const char *page = render(results());
@@ -370,10 +376,14 @@ static void page_shows_both(void **state)
 	assert_non_null(fill);
 	assert_non_null(strstr(fill, "), then 34,000 files/s for the rest (the rate fell by 6"));
 	assert_non_null(strstr(fill, "bytes per file present at the drop"));
-	const char *rm = strstr(rates, "<li><b>ext4, 100,000,000 files, rm</b>: no lasting drop. First tenth of the "
-				       "time 86,000, last tenth 86,000 entries/s.");
+	const char *rm = strstr(rates, "<li><b>ext4, 100,000,000 files, rm</b>: 86,000 entries/s until about 6,900,000 "
+				       "entries removed (after ");
 	assert_non_null(rm);
-	assert_true(rm < mem);
+	assert_null(strstr(rm, "bytes per file present"));
+	const char *level = strstr(rates, "<li><b>xfs, 1,000,000 files, fill</b>: no lasting drop. First tenth of the "
+					  "time 86,000, last tenth 86,000 files/s.</li>");
+	assert_non_null(level);
+	assert_true(level < mem);
 	assert_null(strstr(rates, "10,000,000 files, fill"));
 	assert_non_null(strstr(mem, "<tr><td class=l>ext4</td><td class=l>fill</td><td>1,000,000</td><td>9.77 MiB</td>"
 				    "<td>100,000,000</td><td>12.2 MiB</td><td>1.25&times;</td><td class=l>flat</td></tr>"));
