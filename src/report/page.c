@@ -2,8 +2,8 @@
  * page: report.html, the page `myriad lifecycle` writes after each cycle and `myriad report`
  * re-renders from results.json (one run, or several side by side). One self-contained file: the
  * CSS and gnuplot's SVG charts (report/chart) inline, no network. Top to bottom: the verdict, each
- * run's machine and tools, the charts, the projections and how far to trust them (page_fit), every
- * cycle and phase.
+ * run's machine and tools, the charts, where rates dropped and whether myriad's memory stayed flat
+ * (page_flat), the projections and how far to trust them (page_fit), every cycle and phase.
  */
 #include "report/page.h"
 
@@ -462,6 +462,8 @@ int lc_render_html(struct lc_results *const *runs, size_t nruns, const char *pat
 	for (size_t r = 0; r < nruns; r++)
 		render_run(&h, runs[r], r);
 	render_charts(&h, runs, nruns, ser, nser);
+	page_rate_drops(&h, runs, ser, nser);
+	page_myriad_memory(&h, runs, nruns);
 	page_projections(&h, runs, nruns, project);
 	render_cycles(&h, runs, ser, nser);
 	render_foot(&h);

@@ -19,4 +19,11 @@ int lc_render_html(struct lc_results *const *runs, size_t nruns, const char *pat
 struct sbuf;
 void page_projections(struct sbuf *h, struct lc_results *const *runs, size_t nruns, double project);
 
+/* Under the charts (page_flat.c): where each phase's rate dropped during a run and stayed down,
+ * one line per cycle that has a timeline long enough to judge (report/flat). */
+void page_rate_drops(struct sbuf *h, struct lc_results *const *runs, const struct lc_series *ser, size_t nser);
+/* The table "Memory: myriad's own phases": each phase's peak RSS at the largest scale over the
+ * smallest, against the bar of issue 15 (report/flat). */
+void page_myriad_memory(struct sbuf *h, struct lc_results *const *runs, size_t nruns);
+
 #endif

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "report/fit.h"
+#include "report/flat.h"
 #include "report/json.h"
 #include "report/jsonread.h"
 #include "util/sbuf.h"
@@ -109,8 +110,9 @@ static void str_or_null(struct json *j, const char *key, const char *s)
 		json_null(j, key);
 }
 
-/* One phase of a cycle, one that ran (not LC_NOT_RUN). */
-static void phase_json(struct json *j, const char *name, const struct lc_phase *p)
+/* One phase of a cycle, one that ran (not LC_NOT_RUN), with the shape of its rate when its
+ * timeline is long enough (host_mem_kib: for the hint at a fill's drop, else NAN). */
+static void phase_json(struct json *j, const char *name, const struct lc_phase *p, double host_mem_kib)
 {
 	json_open(j, NULL, '{');
 	json_str(j, "name", name);
@@ -149,12 +151,13 @@ static void phase_json(struct json *j, const char *name, const struct lc_phase *
 			json_close(j, ']');
 		}
 		json_close(j, ']');
+		lc_rate_shape_json(j, p->tl, p->ntl, host_mem_kib);
 	}
 	json_close(j, '}');
 }
 
 /* One cycle: what it ran on, and each phase that ran. */
-static void cycle_json(struct json *j, const struct lc_cycle *c)
+static void cycle_json(struct json *j, const struct lc_cycle *c, double host_mem_kib)
 {
 	json_open(j, NULL, '{');
 	json_str(j, "fs", c->fs);
@@ -186,7 +189,7 @@ static void cycle_json(struct json *j, const struct lc_cycle *c)
 	json_open(j, "phases", '[');
 	for (int k = 0; k < PH_N; k++)
 		if (c->ph[k].status != LC_NOT_RUN)
-			phase_json(j, lc_phases[k].name, &c->ph[k]);
+			phase_json(j, lc_phases[k].name, &c->ph[k], k == PH_FILL ? host_mem_kib : NAN);
 	json_close(j, ']');
 	json_close(j, '}');
 }
@@ -224,7 +227,7 @@ void lc_results_json(const struct lc_results *r, struct sbuf *out)
 	json_close(&j, '}');
 	json_open(&j, "cycles", '[');
 	for (size_t i = 0; i < r->ncycles; i++)
-		cycle_json(&j, &r->cycles[i]);
+		cycle_json(&j, &r->cycles[i], r->mem_kib);
 	json_close(&j, ']');
 	struct lc_results *one = (struct lc_results *)r;
 	struct lc_proj *p;
@@ -240,6 +243,10 @@ void lc_results_json(const struct lc_results *r, struct sbuf *out)
 	lc_hindcast_json(&j, "hindcasts", hc, nh);
 	lc_hindcast_free(hc, nh);
 	lc_reference_json(&j, "reference_2010");
+	struct lc_rss_flat *rf;
+	size_t nrf = lc_rss_flatness(&one, 1, &rf);
+	lc_rss_flat_json(&j, "myriad_memory", rf, nrf);
+	lc_rss_flat_free(rf, nrf);
 	json_close(&j, '}');
 	sbuf_addc(out, '\n');
 }
