@@ -177,13 +177,14 @@ peak_rss_kib() {
 	rm -f "$f"
 }
 
-# wait_for_glob PATTERN [SECONDS]: wait (default up to 20 s) until a non-empty file matches the glob
-# PATTERN; status 0 once one does, 1 on timeout. For tests that must kill a run only after its
-# first checkpoint, on machines where start-up can take longer than a fixed sleep.
+# wait_for_glob PATTERN [SECONDS] [NEWER]: wait (default up to 20 s) until a non-empty file matches
+# the glob PATTERN (and, given NEWER, is newer than that file); status 0 once one does, 1 on
+# timeout. For tests that must kill a run only after a checkpoint of its own, on machines where
+# start-up can take longer than a fixed sleep.
 wait_for_glob() {
 	local i f
 	for ((i = 0; i < ${2:-20} * 50; i++)); do
-		for f in $1; do [ -s "$f" ] && return 0; done
+		for f in $1; do [ -s "$f" ] && { [ -z "${3:-}" ] || [ "$f" -nt "$3" ]; } && return 0; done
 		sleep 0.02
 	done
 	return 1
