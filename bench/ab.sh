@@ -98,7 +98,7 @@ printf '%-8s %12s %12s %10s %12s\n' OP 'median A s' 'median B s' 'B/A' "A's spre
 for op in "${ops[@]}"; do
 	ma=$(median_of "$op/A") mb=$(median_of "$op/B")
 	spread=$(_bench_stats "${_bench_times[$op/A]}" | awk '{ printf "%.2f", ($3 > 0 ? $4 / $3 : 0) }')
-	printf '%-8s %12.4f %12.4f %10.2f %12s\n' "$op" "$ma" "$mb" "$(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "%.2f", a > 0 ? b / a : 0 }')" "$spread"
-	bar_check "$op: median(B)/median(A)" "$(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "%.2f", a > 0 ? b / a : 0 }')" "<=" "$spread" "$op/A" "$op/B"
+	printf '%-8s %12.4f %12.4f %10.2f %12s\n' "$op" "$ma" "$mb" "$(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "%.2f", (a > 0 ? b / a : 0) }')" "$spread"
+	bar_check "$op: median(B)/median(A)" "$(awk -v a="$ma" -v b="$mb" 'BEGIN { printf "%.2f", (a > 0 ? b / a : 0) }')" "<=" "$spread" "$op/A" "$op/B"
 done
 bench_summary
