@@ -13,6 +13,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "io/cgroup.h"
 #include "io/mounts.h"
 #include "util/util.h"
 
@@ -45,110 +46,6 @@ bool cgroup_io_parse(const char *s, struct cgroup_io_spec *spec)
 	return ok && any;
 }
 
-/* ---- files ---- */
-
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = write(fd, text, strlen(text));
-	int e = errno;
-	close(fd);
-	errno = e;
-	return n == (ssize_t)strlen(text) ? 0 : -1;
-}
-
-/* The first line of a small file, without its newline, into buf. */
-static int read_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	bool ok = fgets(buf, (int)len, f) != NULL;
-	fclose(f);
-	if (!ok)
-		return errno = EIO, -1;
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
-}
-
-/* Is word one of the words (separated by sep) of list? */
-static bool has_word(const char *list, const char *word, const char *sep)
-{
-	size_t n = strlen(word);
-	for (const char *p = list; *p;) {
-		size_t k = strcspn(p, sep);
-		if (k == n && !strncmp(p, word, n))
-			return true;
-		p += k;
-		p += *p != 0;
-	}
-	return false;
-}
-
-/* One line of /proc/self/mountinfo, split (the strings point into the line). */
-struct mnt {
-	unsigned major, minor;
-	char *root, *point, *fstype, *source, *superopts;
-};
-
-static bool parse_mount(char *line, struct mnt *m)
-{
-	char *f[6], *save = NULL;
-	int n = 0;
-	for (char *t = strtok_r(line, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
-		if (n < 6)
-			f[n++] = t;
-		else if (!strcmp(t, "-"))
-			break;
-	}
-	if (n < 6 || sscanf(f[2], "%u:%u", &m->major, &m->minor) != 2)
-		return false;
-	m->root = f[3];
-	m->point = f[4];
-	m->fstype = strtok_r(NULL, " \n", &save);
-	m->source = strtok_r(NULL, " \n", &save);
-	m->superopts = strtok_r(NULL, " \n", &save);
-	if (!m->fstype || !m->source || !m->superopts)
-		return false;
-	mounts_unescape(m->root);
-	mounts_unescape(m->point);
-	mounts_unescape(m->source);
-	return true;
-}
-
-/* Find the last mount that match() accepts; copies its fields into out (strings malloc'd). */
-static bool find_mount(bool (*match)(const struct mnt *, const void *), const void *arg, struct mnt *out)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return false;
-	char *line = NULL;
-	size_t cap = 0;
-	bool found = false;
-	while (getline(&line, &cap, f) > 0) {
-		struct mnt m;
-		if (!parse_mount(line, &m) || !match(&m, arg))
-			continue;
-		if (found) {
-			free(out->root), free(out->point), free(out->fstype), free(out->source), free(out->superopts);
-		}
-		*out = m;
-		out->root = xstrdup(m.root), out->point = xstrdup(m.point), out->fstype = xstrdup(m.fstype);
-		out->source = xstrdup(m.source), out->superopts = xstrdup(m.superopts);
-		found = true;
-	}
-	free(line);
-	fclose(f);
-	return found;
-}
-
-static void mount_free(struct mnt *m)
-{
-	free(m->root), free(m->point), free(m->fstype), free(m->source), free(m->superopts);
-}
-
 /* ---- the device ---- */
 
 /* Is dev a block device the kernel knows? Then resolve a partition to its disk. */
@@ -161,14 +58,8 @@ static bool whole_disk(unsigned *major, unsigned *minor)
 	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/partition", *major, *minor);
 	if (access(p, F_OK) != 0)
 		return true;
-	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/../dev", *major, *minor);
-	return read_line(p, line, sizeof(line)) == 0 && sscanf(line, "%u:%u", major, minor) == 2;
-}
-
-static bool same_dev(const struct mnt *m, const void *arg)
-{
-	const dev_t *d = arg;
-	return makedev(m->major, m->minor) == *d;
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/..", *major, *minor);
+	return cgroup_read_line(p, "dev", line, sizeof(line)) == 0 && sscanf(line, "%u:%u", major, minor) == 2;
 }
 
 static char why_buf[512];
@@ -185,26 +76,32 @@ int cgroup_io_device(const char *path, unsigned *major, unsigned *minor, const c
 	*minor = minor(st.st_dev);
 	if (whole_disk(major, minor))
 		return 0;
-	/* No block device of its own (btrfs, overlay, tmpfs, NFS...): what was it mounted from? */
-	struct mnt m;
-	if (!find_mount(same_dev, &st.st_dev, &m)) {
+	/* No block device of its own (btrfs, overlay, tmpfs, NFS...): what was it mounted from? The
+	 * last mount of that device. */
+	size_t nm;
+	struct mount_entry *mt = mounts_read(&nm), *m = NULL;
+	for (size_t i = nm; i-- > 0 && !m;)
+		if (mt[i].dev == st.st_dev)
+			m = &mt[i];
+	if (!m) {
 		snprintf(why_buf, sizeof(why_buf), "%s is on device %u:%u, which is not a block device", path, *major,
 			 *minor);
 		*why = why_buf;
+		mounts_free(mt, nm);
 		return -1;
 	}
 	struct stat bs;
-	bool ok = m.source[0] == '/' && stat(m.source, &bs) == 0 && S_ISBLK(bs.st_mode);
+	bool ok = m->src[0] == '/' && stat(m->src, &bs) == 0 && S_ISBLK(bs.st_mode);
 	if (ok) {
 		*major = major(bs.st_rdev);
 		*minor = minor(bs.st_rdev);
 		ok = whole_disk(major, minor);
 	}
 	if (!ok) {
-		snprintf(why_buf, sizeof(why_buf), "%s is on %s (%s), not on a block device", path, m.fstype, m.source);
+		snprintf(why_buf, sizeof(why_buf), "%s is on %s (%s), not on a block device", path, m->fstype, m->src);
 		*why = why_buf;
 	}
-	mount_free(&m);
+	mounts_free(mt, nm);
 	return ok ? 0 : -1;
 }
 
@@ -217,48 +114,6 @@ static struct {
 	char made[PATH_MAX + 64]; /* the one made for us */
 	char desc[160];
 } g;
-
-static bool is_cgroup2(const struct mnt *m, const void *arg) { return !strcmp(m->fstype, "cgroup2"); }
-static bool is_blkio(const struct mnt *m, const void *arg)
-{
-	return !strcmp(m->fstype, "cgroup") && has_word(m->superopts, "blkio", ",");
-}
-
-/* This process's cgroup path in the hierarchy whose /proc/self/cgroup controller list is ctl
- * ("" for v2's unified line), into out. */
-static bool own_cgroup(const char *ctl, char *out, size_t len)
-{
-	FILE *f = fopen("/proc/self/cgroup", "re");
-	if (!f)
-		return false;
-	char line[PATH_MAX + 64];
-	bool found = false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-		if (!c2)
-			continue;
-		*c2 = 0;
-		if (*ctl ? has_word(c1 + 1, ctl, ",") : (c1[1] == 0 && !strncmp(line, "0", 1))) {
-			snprintf(out, len, "%s", c2 + 1);
-			found = true;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
-/* The directory of cgroup path cg in the hierarchy mounted as m. */
-static bool cgroup_dir(const struct mnt *m, const char *cg, char *out, size_t len)
-{
-	size_t rl = strcmp(m->root, "/") ? strlen(m->root) : 0;
-	if (rl && (strncmp(cg, m->root, rl) || (cg[rl] && cg[rl] != '/')))
-		return false; /* outside what this mount shows */
-	int n = snprintf(out, len, "%s%s", m->point, cg + rl);
-	while (n > 1 && out[n - 1] == '/')
-		out[--n] = 0;
-	return (size_t)n < len;
-}
 
 /* Remove cgroups myriad-CMD.PID in dir whose process is gone (left by a run that was killed). */
 static void remove_stale(const char *dir, const char *cmd)
@@ -285,10 +140,9 @@ static void remove_stale(const char *dir, const char *cmd)
 
 static int move_to(const char *dir)
 {
-	char p[PATH_MAX + 128], pid[32];
-	snprintf(p, sizeof(p), "%s/cgroup.procs", dir);
+	char pid[32];
 	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-	return write_file(p, pid);
+	return cgroup_write(dir, "cgroup.procs", pid);
 }
 
 static int fail_msg(const char *what, const char *path)
@@ -302,13 +156,13 @@ static int fail_msg(const char *what, const char *path)
 static int setup_v2(const char *parent, const struct cgroup_io_spec *s, unsigned major, unsigned minor)
 {
 	char p[PATH_MAX + 128], have[512] = "", on[512] = "";
-	snprintf(p, sizeof(p), "%s/cgroup.controllers", parent);
-	read_line(p, have, sizeof(have));
+	cgroup_read_line(parent, "cgroup.controllers", have, sizeof(have));
+	cgroup_read_line(parent, "cgroup.subtree_control", on, sizeof(on));
 	snprintf(p, sizeof(p), "%s/cgroup.subtree_control", parent);
-	read_line(p, on, sizeof(on));
-	if (!has_word(on, "io", " ") && write_file(p, "+io") != 0)
+	if (!cgroup_has_word(on, "io", " ") && cgroup_write(parent, "cgroup.subtree_control", "+io") != 0)
 		return fail_msg("cannot enable the io controller in", p);
-	bool memory = has_word(on, "memory", " ") || (has_word(have, "memory", " ") && write_file(p, "+memory") == 0);
+	bool memory = cgroup_has_word(on, "memory", " ") ||
+		      (cgroup_has_word(have, "memory", " ") && cgroup_write(parent, "cgroup.subtree_control", "+memory") == 0);
 	if (mkdir(g.made, 0755) != 0)
 		return fail_msg("mkdir", g.made);
 	char limit[256];
@@ -319,7 +173,7 @@ static int setup_v2(const char *parent, const struct cgroup_io_spec *s, unsigned
 		if (vals[i])
 			n += snprintf(limit + n, sizeof(limit) - n, " %s=%llu", keys[i], (unsigned long long)vals[i]);
 	snprintf(p, sizeof(p), "%s/io.max", g.made);
-	if (write_file(p, limit) != 0)
+	if (cgroup_write(g.made, "io.max", limit) != 0)
 		return fail_msg("cannot write the limit to", p);
 	if (!memory && (s->wbps || s->wiops))
 		warnx_("--cgroup-io: the memory controller is not available in %s: buffered writes are not limited, "
@@ -338,10 +192,11 @@ static int setup_v1(const struct cgroup_io_spec *s, unsigned major, unsigned min
 	for (int i = 0; i < 4; i++) {
 		if (!vals[i])
 			continue;
-		char p[PATH_MAX + 128], limit[64];
-		snprintf(p, sizeof(p), "%s/blkio.throttle.%s_device", g.made, files[i]);
+		char file[64], p[PATH_MAX + 128], limit[64];
+		snprintf(file, sizeof(file), "blkio.throttle.%s_device", files[i]);
+		snprintf(p, sizeof(p), "%s/%s", g.made, file);
 		snprintf(limit, sizeof(limit), "%u:%u %llu", major, minor, (unsigned long long)vals[i]);
-		if (write_file(p, limit) != 0)
+		if (cgroup_write(g.made, file, limit) != 0)
 			return fail_msg("cannot write the limit to", p);
 	}
 	return 0;
@@ -357,30 +212,16 @@ int cgroup_io_apply(const struct cgroup_io_spec *s, const char *path, const char
 		warnx_("--cgroup-io: %s: an I/O limit needs a block device", why);
 		return -1;
 	}
-	struct mnt m;
-	char own[PATH_MAX], parent[PATH_MAX];
+	char parent[PATH_MAX];
 	int rc = -1;
+	bool root;
 	/* cgroup v2 where its io controller can be had, else v1's blkio. */
-	if (find_mount(is_cgroup2, NULL, &m)) {
-		char ctl[512] = "", p[PATH_MAX + 32];
-		if (own_cgroup("", own, sizeof(own)) && cgroup_dir(&m, own, g.home, sizeof(g.home))) {
-			snprintf(parent, sizeof(parent), "%s", g.home);
-			/* Not the root: a sibling, since a cgroup with processes may not have children with
-			 * controllers. */
-			if (strcmp(g.home, m.point))
-				*strrchr(parent, '/') = 0;
-			snprintf(p, sizeof(p), "%s/cgroup.controllers", parent);
-			if (read_line(p, ctl, sizeof(ctl)) == 0 && has_word(ctl, "io", " "))
-				g.version = 2;
-		}
-		mount_free(&m);
-	}
-	if (!g.version && find_mount(is_blkio, NULL, &m)) {
-		if (own_cgroup("blkio", own, sizeof(own)) && cgroup_dir(&m, own, g.home, sizeof(g.home))) {
-			snprintf(parent, sizeof(parent), "%s", g.home);
-			g.version = 1;
-		}
-		mount_free(&m);
+	if (cgroup_v2_parent(g.home, sizeof(g.home), parent, sizeof(parent)) &&
+	    cgroup_file_has_word(parent, "cgroup.controllers", "io"))
+		g.version = 2;
+	else if (cgroup_own_dir("blkio", g.home, sizeof(g.home), &root)) {
+		snprintf(parent, sizeof(parent), "%s", g.home);
+		g.version = 1;
 	}
 	if (!g.version) {
 		warnx_("--cgroup-io: no cgroup I/O controller to use: neither cgroup v2's io controller nor v1's blkio "

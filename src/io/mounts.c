@@ -49,15 +49,17 @@ struct mount_entry *mounts_read(size_t *n)
 	size_t cap = 0;
 	while (getline(&line, &cap, f) > 0) {
 		unsigned ma, mi;
-		char point[4096], src[4096];
+		char root[4096], point[4096], fstype[256], src[4096], opts[4096];
 		char *dash = strstr(line, " - ");
-		if (!dash || sscanf(line, "%*s %*s %u:%u %*s %4095s", &ma, &mi, point) != 3 ||
-		    sscanf(dash + 3, "%*s %4095s", src) != 1)
+		if (!dash || sscanf(line, "%*s %*s %u:%u %4095s %4095s", &ma, &mi, root, point) != 4 ||
+		    sscanf(dash + 3, "%255s %4095s %4095s", fstype, src, opts) != 3)
 			continue;
+		mounts_unescape(root);
 		mounts_unescape(point);
 		mounts_unescape(src);
 		m = xrealloc(m, (*n + 1) * sizeof(*m));
-		m[(*n)++] = (struct mount_entry){makedev(ma, mi), xstrdup(point), xstrdup(src)};
+		m[(*n)++] = (struct mount_entry){makedev(ma, mi), xstrdup(point), xstrdup(src), xstrdup(root),
+						 xstrdup(fstype), xstrdup(opts)};
 	}
 	free(line);
 	fclose(f);
@@ -69,6 +71,9 @@ void mounts_free(struct mount_entry *m, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		free(m[i].point);
 		free(m[i].src);
+		free(m[i].root);
+		free(m[i].fstype);
+		free(m[i].opts);
 	}
 	free(m);
 }

@@ -18,6 +18,8 @@ struct sbuf;
 struct mount_entry {
 	dev_t dev;	 /* st_dev of the filesystem (anonymous for btrfs) */
 	char *point, *src; /* unescaped */
+	char *root;	 /* the directory of the filesystem mounted there (unescaped) */
+	char *fstype, *opts; /* the filesystem type and its superblock options ("rw,memory") */
 };
 
 /* Append s with the octal \ooo escapes of mountinfo and /proc/swaps (for space, tab, newline,
