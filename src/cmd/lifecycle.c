@@ -15,6 +15,7 @@
  * (io/devbusy).
  */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -182,12 +183,9 @@ static void host_info(struct lc *x)
 	if (f)
 		fclose(f);
 	r->cpus = cpu_count();
-	f = fopen("/proc/meminfo", "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemTotal: %lf", &r->mem_kib) == 1)
-			break;
-	if (f)
-		fclose(f);
+	double total = meminfo_kib("MemTotal");
+	if (isfinite(total))
+		r->mem_kib = total;
 	for (size_t i = 0; i < x->nfs; i++) {
 		const struct fs_kind *k = x->fs[i];
 		char *m = proc_find_tool(k->mkfs), *c = proc_find_tool(k->checker);

@@ -29,15 +29,7 @@ static double limit_now(const struct lc *x, const char **from)
 		return (double)x->checker_mem / 1024;
 	}
 	*from = "MemAvailable";
-	double kib = NAN;
-	char line[256];
-	FILE *f = fopen("/proc/meminfo", "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %lf", &kib) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kib;
+	return meminfo_kib("MemAvailable");
 }
 
 bool lc_check_minmem(struct lc *x, struct lc_cycle *c, char *checker)

@@ -4,6 +4,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +171,20 @@ int cpu_count(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (int)n : 1;
+}
+
+double meminfo_kib(const char *key)
+{
+	double kib = NAN;
+	char line[256];
+	size_t kl = strlen(key);
+	FILE *f = fopen("/proc/meminfo", "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, kl) && line[kl] == ':' && sscanf(line + kl + 1, "%lf", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
 }
 
 void threads_refused(int started, int wanted, int err)

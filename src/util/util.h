@@ -58,6 +58,9 @@ const char *full_resource(int fd);
 /* Number of online CPUs (at least 1). */
 int cpu_count(void);
 
+/* A field of /proc/meminfo ("MemTotal", "MemAvailable") in KiB, or NAN when it does not say. */
+double meminfo_kib(const char *key);
+
 /* The system refused worker thread number started+1 of wanted (pthread_create's error err): say so
  * once and go on with those started, or, when none is, exit 3 (the run's state is kept as saved
  * before the workers start). */

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <string.h>
 
 #include "util/sbuf.h"
@@ -105,6 +106,16 @@ static void sbuf_grows(void **state)
 	sbuf_free(&b);
 }
 
+/* A field by its exact name: "Mem" is no field, though MemTotal starts with it. */
+static void meminfo_fields(void **state)
+{
+	double total = meminfo_kib("MemTotal"), avail = meminfo_kib("MemAvailable");
+	assert_true(isfinite(total) && total > 0);
+	assert_true(isfinite(avail) && avail > 0 && avail <= total);
+	assert_true(isnan(meminfo_kib("Mem")));
+	assert_true(isnan(meminfo_kib("NoSuchField")));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -113,6 +124,7 @@ int main(void)
 	    cmocka_unit_test(size_ranges),
 	    cmocka_unit_test(counts_format_with_separators),
 	    cmocka_unit_test(sbuf_grows),
+	    cmocka_unit_test(meminfo_fields),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
