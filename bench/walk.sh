@@ -2,7 +2,7 @@
 # bench/walk.sh: `myriad walk` against bfs, fd (fdfind) and GNU find on the same tree.
 #
 #   sudo bench/walk.sh [--files N] [--runs R] [--fs ext4|xfs|btrfs] [--keep]
-#                      [--only warm|print0|stat|cold|rss]
+#                      [--only warm|print0|stat|cold|rss|deep] [--depth D]
 #
 # Makes a sparse loop-mounted image in /var/tmp, fills it with build/mktree (N empty files in
 # directories of 1000 entries) and times the tools in alternation, R rounds, one section at a time:
@@ -11,6 +11,8 @@
 #   stat    stat every entry:            myriad walk --no-state --stat | bfs -size 0 | find -size 0
 #   cold    as warm, caches dropped before every run (one untimed round first)
 #   rss     peak RSS of myriad walk on N/10 and 2N files (fanout 1000) and on N files in one directory
+#   deep    a chain D deep (default 5000; a directory and a file per level), warm:
+#           myriad walk --no-state | find -false | bfs -false
 # Prints per-section tables of medians and ratios, then a summary of the bars with PASS/MISS.
 # The exit status is 0 when the bench ran, whatever the bars say.
 #
@@ -28,7 +30,7 @@ usage() {
 	exit "${1:-2}"
 }
 
-FILES=1000000 RUNS=5 FS=ext4 ONLY=""
+FILES=1000000 RUNS=5 FS=ext4 ONLY="" DEPTH=5000
 while [ $# -gt 0 ]; do
 	case $1 in
 	--files) FILES=${2:?--files needs a number}; shift 2 ;;
@@ -36,6 +38,7 @@ while [ $# -gt 0 ]; do
 	--fs) FS=${2:?--fs needs ext4, xfs or btrfs}; shift 2 ;;
 	--keep) BENCH_KEEP=1; shift ;;
 	--only) ONLY=${2:?--only needs a section}; shift 2 ;;
+	--depth) DEPTH=${2:?--depth needs a number}; shift 2 ;;
 	-h | --help) usage 0 ;;
 	*) echo "walk.sh: unknown argument '$1'" >&2; usage 2 ;;
 	esac
@@ -43,7 +46,8 @@ done
 case $FILES in '' | *[!0-9]*) echo "walk.sh: --files: not a number: $FILES" >&2; exit 2 ;; esac
 case $RUNS in '' | *[!0-9]* | 0) echo "walk.sh: --runs: not a positive number: $RUNS" >&2; exit 2 ;; esac
 case $FS in ext4 | xfs | btrfs) ;; *) echo "walk.sh: --fs: ext4, xfs or btrfs, not $FS" >&2; exit 2 ;; esac
-case $ONLY in '' | warm | print0 | stat | cold | rss) ;; *) echo "walk.sh: --only: warm, print0, stat, cold or rss, not $ONLY" >&2; exit 2 ;; esac
+case $ONLY in '' | warm | print0 | stat | cold | rss | deep) ;; *) echo "walk.sh: --only: warm, print0, stat, cold, rss or deep, not $ONLY" >&2; exit 2 ;; esac
+case $DEPTH in '' | *[!0-9]* | 0) echo "walk.sh: --depth: not a positive number: $DEPTH" >&2; exit 2 ;; esac
 [ "$FILES" -ge 10 ] || { echo "walk.sh: --files must be at least 10" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "walk.sh: needs root (loop mounts, drop_caches): sudo $0 $*" >&2; exit 2; }
 
@@ -76,6 +80,7 @@ SMALL=$((FILES / 10)) BIG=$((FILES * 2)) FLAT=$FILES
 total=0
 if want warm || want print0 || want stat || want cold; then total=$((total + FILES)); fi
 if want rss; then total=$((total + SMALL + BIG + FLAT)); fi
+if want deep; then total=$((total + 2 * DEPTH)); fi
 inodes=$((total + total / 5 + 100000))       # files, their directories and slack
 size_g=$(((inodes * 8192 + (1 << 30) - 1) >> 30)) # ext4 allows at most one inode per 4 KiB
 [ "$size_g" -ge 8 ] || size_g=8
@@ -102,6 +107,9 @@ if want rss; then
 	mktree "$(human "$SMALL") files" "$MNT/rss-small" --files "$SMALL" --fanout 1000
 	mktree "$(human "$BIG") files" "$MNT/rss-big" --files "$BIG" --fanout 1000
 	mktree "$(human "$FLAT") files in one directory" "$MNT/rss-flat" --files "$FLAT" --flat
+fi
+if want deep; then
+	mktree "a chain $DEPTH deep" "$MNT/deep" --chain "$DEPTH"
 fi
 sync
 
@@ -181,6 +189,17 @@ if want cold; then
 	echo "fastest peer: $fastest"
 	ratio cold/myriad "$fastest" >/dev/null
 	bar_check "cold/myriad vs fastest peer ($fastest)" "$RATIO" ">=" 2 cold/myriad
+fi
+
+if want deep; then
+	section deep "a chain $DEPTH directories deep (paths of $((2 * DEPTH)) bytes), warm cache"
+	alternate -w "$RUNS" : \
+		-- deep/myriad "$MYRIAD" walk --no-state "$MNT/deep" \
+		-- deep/find find "$MNT/deep" -false \
+		-- deep/bfs bfs "$MNT/deep" -false
+	report_medians deep/myriad deep/find deep/bfs
+	ratio deep/myriad deep/bfs
+	versus 0.5 deep/myriad deep/find
 fi
 
 if want rss; then

@@ -454,6 +454,7 @@ static int rm_run(void *opts)
 	    .min_threads = o->jo.threads || serial_unlinks(roots, nroots) ? 0 : cpu_count(),
 	    .xdev = true,
 	    .report_mounts = true,
+	    .open_by_path = true, /* never into a subtree moved out of the tree, even mid-directory */
 	    .restart_on_resume = true,
 	    .inode_order = nroots && fs_inode_ordered(type),
 	    .excludes = o->jo.excludes,

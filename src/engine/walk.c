@@ -33,9 +33,12 @@
 #define BUF_MIN 2048             /* fits the largest dirent */
 #define BATCH_BYTES (1u << 20)   /* rough bound on a batch's uncommitted memory */
 #define TICK_MS 10               /* how often the pool size is reconsidered */
+#define HELD_MAX 8               /* directories a worker keeps open to open their children by name */
 
 struct rec {
 	uint64_t cookie;
+	uint64_t serial;    /* this record's number in the walk (never 0) */
+	uint64_t pserial;   /* its parent's, when found by this walk (0: opened by its path) */
 	struct rec *parent; /* post-order walks: the directory to finish after this one */
 	uint32_t pending;   /* post-order: this directory's reading plus its unfinished subdirectories */
 	bool keep;          /* post-order: something under it stays */
@@ -47,9 +50,18 @@ struct rec {
 	char path[];
 };
 
+/* A directory a worker has read and still holds open, so that a child it takes next opens by
+ * its name there (one lookup) rather than by its path from the operand (one per component). */
+struct held {
+	uint64_t serial;
+	int fd;
+};
+
 struct worker {
 	struct walk *w;
 	pthread_t tid;
+	struct held held[HELD_MAX]; /* oldest first */
+	int nheld;
 	struct rec *cur;
 	const struct rec *finishing; /* post-order: the directory its dir_done is on */
 	_Atomic uint64_t since; /* when it started its current entry or directory (the stuck report) */
@@ -87,12 +99,15 @@ struct walk {
 	uint64_t end_ns; /* when the workers finished (0: still running) */
 	uint64_t prev_ns;
 	uint64_t sessions;
+	_Atomic uint64_t serials; /* the last record number given */
 };
 
-static struct rec *rec_new(uint32_t root, const char *path, size_t pathlen, size_t relstart, uint64_t cookie)
+static struct rec *rec_new(struct walk *w, uint32_t root, const char *path, size_t pathlen, size_t relstart, uint64_t cookie)
 {
 	struct rec *r = xmalloc(sizeof(*r) + pathlen + 1);
 	r->cookie = cookie;
+	r->serial = atomic_fetch_add_explicit(&w->serials, 1, memory_order_relaxed) + 1;
+	r->pserial = 0;
 	r->parent = NULL;
 	r->pending = 1;
 	r->keep = false;
@@ -176,7 +191,9 @@ static void add_kid(struct worker *wk, const struct rec *parent, const struct wa
 		wk->capkids = wk->capkids ? 2 * wk->capkids : 64;
 		wk->kids = xrealloc(wk->kids, wk->capkids * sizeof(*wk->kids));
 	}
-	wk->kids[wk->nkids++] = rec_new(parent->root, p->data, p->len, relstart, 0);
+	struct rec *kid = rec_new(wk->w, parent->root, p->data, p->len, relstart, 0);
+	kid->pserial = parent->serial;
+	wk->kids[wk->nkids++] = kid;
 }
 
 /* Post-order: finish r and every ancestor it was the last to wait for, deepest first. A directory
@@ -364,10 +381,58 @@ static void visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir
 	wk->batch_bytes += count * (d->pathlen + 256);
 }
 
+/* Close the held directories from index i on. */
+static void held_drop(struct worker *wk, int i)
+{
+	while (wk->nheld > i)
+		close(wk->held[--wk->nheld].fd);
+}
+
+/* Keep fd, the directory of record serial, open (the oldest held one makes room). */
+static void held_push(struct worker *wk, uint64_t serial, int fd)
+{
+	if (wk->nheld == HELD_MAX) {
+		close(wk->held[0].fd);
+		memmove(wk->held, wk->held + 1, (HELD_MAX - 1) * sizeof(*wk->held));
+		wk->nheld--;
+	}
+	wk->held[wk->nheld++] = (struct held){serial, fd};
+}
+
+/*
+ * Open r's directory: by its name in its parent when this worker still holds the parent (the
+ * directories it held deeper than that parent are done with: closed), else by its path below the
+ * operand. Either way no symlink is followed. A depth-first walk of a tree of depth D costs D
+ * lookups this way rather than D^2/2.
+ */
+static int open_rec(struct worker *wk, const struct rec *r)
+{
+	const char *rel = r->path + r->relstart;
+	size_t len = r->pathlen - r->relstart;
+	for (int i = wk->nheld; r->pserial && i-- > 0;) {
+		if (wk->held[i].serial != r->pserial)
+			continue;
+		held_drop(wk, i + 1);
+		const char *name = memrchr(rel, '/', len);
+		name = name ? name + 1 : rel;
+		return dir_open_at(wk->held[i].fd, name, (size_t)(rel + len - name));
+	}
+	return dir_open_at(wk->w->rootfd[r->root], rel, len);
+}
+
+/* Done reading fd, r's directory: held for r's children, or closed (open_by_path). */
+static void release_dir(struct worker *wk, uint64_t serial, int fd)
+{
+	if (wk->w->cfg.open_by_path)
+		close(fd);
+	else
+		held_push(wk, serial, fd);
+}
+
 static void visit_dir(struct worker *wk, struct rec *r)
 {
 	struct walk *w = wk->w;
-	int fd = dir_open_at(w->rootfd[r->root], r->path + r->relstart, r->pathlen - r->relstart);
+	int fd = open_rec(wk, r);
 	const char *op = "open";
 	if (fd < 0)
 		goto fail;
@@ -407,12 +472,13 @@ static void visit_dir(struct worker *wk, struct rec *r)
 			break;
 		}
 		visit_buffer(wk, r, &d, n);
+		uint64_t serial = r->serial; /* r is the frontier's again once parked */
 		if (wk->batch_bytes >= BATCH_BYTES && commit(wk, r, false)) {
-			close(fd);
+			release_dir(wk, serial, fd);
 			return;
 		}
 	}
-	close(fd);
+	release_dir(wk, r->serial, fd);
 	commit(wk, r, true);
 	return;
 fail:
@@ -431,6 +497,7 @@ static void *worker_main(void *arg)
 	struct rec *r;
 	while ((r = take(wk)))
 		visit_dir(wk, r);
+	held_drop(wk, 0);
 	return NULL;
 }
 
@@ -455,7 +522,7 @@ static void visit_roots(struct walk *w)
 	for (size_t i = w->cfg.nroots; i-- > 0;) {
 		const char *p = w->cfg.roots[i];
 		size_t len = strlen(p);
-		stack_push(w, rec_new(i, p, len, len, 0));
+		stack_push(w, rec_new(w, i, p, len, len, 0));
 	}
 }
 
@@ -561,7 +628,7 @@ static bool load_snapshot(struct walk *w, const struct sbuf *snap)
 			why = "a frontier record is malformed";
 			goto bad;
 		}
-		stack_push(w, rec_new(root, p, len, relstart, cookie));
+		stack_push(w, rec_new(w, root, p, len, relstart, cookie));
 	}
 	if (!deser_done(&d))
 		goto bad;

@@ -90,6 +90,12 @@ struct walk_config {
 	size_t nexcludes;
 	unsigned stat_mask;    /* statx every entry for these fields (0: only where d_type is unknown) */
 	bool inode_order;      /* visit each buffer of entries in inode order (stat_mask implies it) */
+	bool open_by_path;     /* open every directory by its path from the operand (destructive work): a
+	                        * directory moved out of the tree mid-run is never followed, even by a
+	                        * worker inside it. Otherwise a child is opened by name in the parent the
+	                        * worker still holds (a tree of depth D costs D lookups, not D^2/2), and
+	                        * a subtree moved out while a worker is inside it is read on, as find
+	                        * does; one moved out before the walk reaches it is not followed. */
 	bool report_mounts;    /* with xdev: report a mount point as a finding and keep it */
 	bool restart_on_resume; /* a resume walks again from the operands (work that consumes the tree or
 				 * skips what is done); its failures then start afresh (the --errors

@@ -2,6 +2,7 @@
  * mktree: a fast tree generator for myriad's tests and benchmarks.
  *
  *   mktree DIR --files N [--fanout F] [--size BYTES] [--dirs-only] [--flat] [-j THREADS]
+ *   mktree DIR --chain D
  *
  * Creates DIR (mkdir -p; it may already exist, and should then be empty) and N entries below it
  * in a balanced tree where no directory holds more than F entries (default 1000):
@@ -16,6 +17,9 @@
  * Directories are named "d<k>", files "f<k>", k counting from 0 within their parent.
  * Files are empty (one openat(O_CREAT|O_EXCL|O_WRONLY) + close each) unless --size BYTES gives
  * each one BYTES bytes of non-zero data. --dirs-only makes the N entries empty directories.
+ *
+ * --chain D makes a deep tree instead: D nested directories DIR/d/d/.../d, each holding one empty
+ * file f (paths far longer than PATH_MAX for large D; made with openat relative to the last one).
  *
  * Work is split between THREADS threads (default 2) that each take whole leaf directories
  * (with --flat or a single leaf: chunks of consecutive names in DIR). Prints nothing on success;
@@ -295,14 +299,43 @@ static int mkdir_p(const char *path, char *bad, size_t badlen)
 	return 0;
 }
 
+/* --chain D: DIR/d/.../d (D deep), an empty f in each, each made relative to the one above. */
+static int make_chain(const char *dir, uint64_t d)
+{
+	char bad[PATH_MAX];
+	if (mkdir_p(dir, bad, sizeof(bad)) < 0) {
+		fprintf(stderr, "mktree: %s: %s\n", bad, strerror(errno));
+		return 1;
+	}
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (uint64_t i = 0; fd >= 0 && i < d; i++) {
+		int f = openat(fd, "f", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+		if (f < 0 || close(f) != 0 || mkdirat(fd, "d", 0755) != 0)
+			break;
+		int next = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		fd = next;
+		if (i + 1 == d && fd >= 0) {
+			close(fd);
+			return 0;
+		}
+	}
+	fprintf(stderr, "mktree: %s: making a chain of directories: %s\n", dir, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"files", required_argument, NULL, 'n'}, {"fanout", required_argument, NULL, 'F'},
 		{"size", required_argument, NULL, 's'},  {"dirs-only", no_argument, NULL, 'D'},
 		{"flat", no_argument, NULL, 'L'},        {"jobs", required_argument, NULL, 'j'},
+		{"chain", required_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
 	};
+	uint64_t chain = 0;
 	bool have_files = false;
 	char bad[PATH_MAX];
 	int opt;
@@ -314,6 +347,7 @@ int main(int argc, char **argv)
 		case 's': file_size = parse_u64("--size", optarg); break;
 		case 'D': dirs_only = true; break;
 		case 'L': flat = true; break;
+		case 'C': chain = parse_u64("--chain", optarg); break;
 		case 'j': {
 			uint64_t j = parse_u64("-j", optarg);
 			if (j < 1 || j > 1024)
@@ -322,13 +356,16 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'h':
-			fprintf(stdout, "usage: mktree DIR --files N [--fanout F] [--size BYTES] [--dirs-only] [--flat] [-j THREADS]\n");
+			fprintf(stdout, "usage: mktree DIR --files N [--fanout F] [--size BYTES] [--dirs-only] [--flat] [-j THREADS]\n"
+					"       mktree DIR --chain D\n");
 			return 0;
 		default: die_usage(NULL);
 		}
 	}
 	if (optind != argc - 1)
 		die_usage(optind >= argc ? "missing DIR" : "exactly one DIR");
+	if (chain)
+		return make_chain(argv[optind], chain);
 	if (!have_files)
 		die_usage("--files N is required");
 	if (dirs_only && file_size)
