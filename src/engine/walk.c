@@ -5,7 +5,9 @@
  * operand starts, the getdents cookie to continue from). LIFO keeps the walk depth-first, which
  * keeps the frontier small; a worker that commits while the stack is over HIGH_WATER pushes its
  * own directory back underneath the children it just found, so even a directory with millions of
- * subdirectories costs bounded memory.
+ * subdirectories costs bounded memory. A worker commits at most KIDS_MAX new subdirectories at a
+ * time (it stops mid-buffer and seeks back to the cookie), so the mark holds even while every
+ * worker reads a wide directory at once: the frontier stays under HIGH_WATER + threads x KIDS_MAX.
  *
  * Snapshot ("MYRWALK1", see ser.h): elapsed ns, sessions, error count and --errors length, the
  * visitor's blob, then every record of the stack and every worker's current directory with the
@@ -33,6 +35,7 @@
 #define BUF_MIN 2048             /* fits the largest dirent */
 #define BATCH_BYTES (1u << 20)   /* rough bound on a batch's uncommitted memory */
 #define TICK_MS 10               /* how often the pool size is reconsidered */
+#define KIDS_MAX 128             /* subdirectories a worker finds before it commits them */
 #define HELD_MAX 8               /* directories a worker keeps open to open their children by name */
 
 struct rec {
@@ -315,11 +318,18 @@ static int cmp_ino(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Visit one getdents buffer. Entries are statted in inode order when every entry needs it. */
-static void visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir *d, ssize_t n)
+/*
+ * Visit one getdents buffer. Entries are statted in inode order when every entry needs it. Returns
+ * false when it stopped early, after the entry that made KIDS_MAX possible subdirectories: the
+ * caller commits them and reads on from the cookie. Without that bound, workers that each read a
+ * directory of thousands of subdirectories at once (cold, a tree of 10^8 files) held thousands of
+ * records each before the frontier's high-water mark could park anyone.
+ */
+static bool visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir *d, ssize_t n)
 {
 	struct walk *w = wk->w;
-	size_t count = 0;
+	size_t count = 0, dirs = 0;
+	bool whole = true;
 	for (ssize_t off = 0; off < n;) {
 		const struct linux_dirent64 *de = (const void *)(wk->buf + off);
 		off += de->d_reclen;
@@ -331,6 +341,10 @@ static void visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir
 			continue;
 		}
 		wk->order[count++] = de;
+		if ((de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) && ++dirs == KIDS_MAX && off < n) {
+			whole = false;
+			break;
+		}
 	}
 	if (w->cfg.throttle)
 		throttle_take(w->cfg.throttle, count);
@@ -379,6 +393,7 @@ static void visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir
 		}
 	}
 	wk->batch_bytes += count * (d->pathlen + 256);
+	return whole;
 }
 
 /* Close the held directories from index i on. */
@@ -471,12 +486,15 @@ static void visit_dir(struct worker *wk, struct rec *r)
 			}
 			break;
 		}
-		visit_buffer(wk, r, &d, n);
+		bool whole = visit_buffer(wk, r, &d, n);
 		uint64_t serial = r->serial; /* r is the frontier's again once parked */
-		if (wk->batch_bytes >= BATCH_BYTES && commit(wk, r, false)) {
+		if ((!whole || wk->batch_bytes >= BATCH_BYTES) && commit(wk, r, false)) {
 			release_dir(wk, serial, fd);
 			return;
 		}
+		op = "seek";
+		if (!whole && lseek(fd, (off_t)r->cookie, SEEK_SET) < 0)
+			goto fail;
 	}
 	release_dir(wk, r->serial, fd);
 	commit(wk, r, true);

@@ -1,6 +1,8 @@
 # Memory does not grow with the tree: peak RSS walking 500k entries is within 1.25x of walking
 # 100k, also with 500k entries in one directory, and 300k subdirectories in one directory take no
-# more than 50k do (the frontier would grow with them without its bound).
+# more than 50k do (the frontier would grow with them without its bound); and 16 workers reading
+# 32 directories of 5,000 subdirectories each at once (the shape of a 10^8 tree's upper levels,
+# where walk's RSS grew 1.5x) take no more than directories of 5,000 files do.
 # The thread count is fixed (-j 2): the default grows the pool with I/O waits, and each worker has
 # its own buffers, which is not per-file state.
 . "$(dirname "$0")/../lib.sh"
@@ -31,4 +33,22 @@ for opt in "" "--stat" "--print0"; do
 	[ "$wide2" -le $((wide1 * 125 / 100)) ] &&
 		ok "walk ${opt:-(count)}: 300k subdirectories in one directory: $wide2 KiB, within 1.25x of 50k's $wide1 KiB" ||
 		fail "walk ${opt:-(count)}: 300k subdirectories in one directory: $wide2 KiB > 1.25 x 50k's $wide1 KiB"
+done
+
+# 16 workers that each read a directory of 5,000 subdirectories held every subdirectory's record
+# until the directory's batch was committed: 7-9 MiB where 5,000-file directories took 3-4 MiB.
+# Now a worker commits every 128 subdirectories, so the frontier's high-water mark holds.
+"$MKTREE" "$S/wide5k" --files 100000 --fanout 5000
+"$MKTREE" "$S/fans" --dirs-only --files 160000 --fanout 5000
+median3() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+for opt in "" "--stat"; do
+	r=() f=()
+	for i in 1 2 3; do
+		r+=("$(peak_rss_kib "$MYRIAD" walk --no-state -j 16 $opt "$S/wide5k")")
+		f+=("$(peak_rss_kib "$MYRIAD" walk --no-state -j 16 $opt "$S/fans")")
+	done
+	base=$(median3 "${r[@]}") fans=$(median3 "${f[@]}")
+	[ "$fans" -le $((base * 125 / 100)) ] &&
+		ok "walk -j 16 ${opt:-(count)}: 32 directories of 5,000 subdirectories: $fans KiB, within 1.25x of 5,000-file directories' $base KiB" ||
+		fail "walk -j 16 ${opt:-(count)}: 32 directories of 5,000 subdirectories: $fans KiB > 1.25 x 5,000-file directories' $base KiB"
 done
