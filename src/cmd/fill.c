@@ -1,9 +1,11 @@
 /*
  * myriad fill: create N files in the deterministic layout (state/layout.h) at the kernel's pace.
  * The plan is a pool over the layout's leaf directories — a worker owns a whole leaf, so no two
- * threads create in one directory — and the action creates the leaf's files in order. A small fill
- * (fewer than FILL_MIN_UNITS leaves) splits each leaf into consecutive parts instead, so that all
- * the workers of an fsync-bound fill have work to the end rather than waiting for a few leaves. Creation is
+ * threads create in one directory, where creates serialize on its lock — and the action creates the
+ * leaf's files in order. A small fill (fewer than FILL_MIN_UNITS leaves) splits each leaf into
+ * consecutive parts only where that helps (fill_parts): with --sync file, so that all the workers
+ * of an fsync-bound fill have work to the end rather than waiting for a few leaves, and for files
+ * with data when there are fewer leaves than workers. Creation is
  * idempotent (O_EXCL, an existing file of the right size is accepted), so a resumed fill redoes
  * only the leaves that were in progress, after a cheap re-check of those its snapshot counts done.
  * Nothing is written through a link: an entry in the way is reported and left out, and the fill
@@ -126,12 +128,12 @@ static bool fill_load(void *ctx, struct deser *d)
 	return true;
 }
 
-/* The directory of leaf u, for the progress line. */
+/* The directory of unit u (its leaf), for the progress line. */
 static void leaf_name(void *ctx, uint64_t u, struct sbuf *out)
 {
 	struct fill *f = ctx;
 	char rel[1024];
-	size_t rl = layout_dir_path(&f->lay, f->lay.depth, u, rel);
+	size_t rl = layout_dir_path(&f->lay, f->lay.depth, u / f->parts, rel);
 	escape_path(out, f->dir, strlen(f->dir));
 	if (rl)
 		sbuf_printf(out, "/%s", rel);
@@ -297,6 +299,7 @@ static void summary_json(struct fill *f, struct sbuf *b, const char *status, dou
 	json_u64(&j, "seed", f->lay.seed);
 	json_str(&j, "sync", f->sync == SYNC_FILE ? "file" : f->sync == SYNC_END ? "end" : "none");
 	json_u64(&j, "threads", threads);
+	json_u64(&j, "leaf_parts", f->parts); /* units per leaf: 1, every worker owns whole directories */
 	json_u64(&j, "sessions", pool_sessions(f->pool));
 	json_u64(&j, "errors", pool_errors(f->pool));
 	json_double(&j, "elapsed_s", el);
@@ -602,7 +605,6 @@ static int fill_run(void *opts)
 	f.until_full = o->until_full;
 	f.dir = o->dir;
 	layout_init(&f.lay, o->files, o->fanout, o->smin, o->smax, o->seed);
-	f.parts = fill_parts(&f.lay);
 	struct manifest m;
 	int mr;
 	int rc = open_dir(&f, o, &m, &mr);
@@ -628,6 +630,12 @@ static int fill_run(void *opts)
 		if (errlog_open(&f.job.errlog, o->jo.errors, false, 0, 0) != 0)
 			return EXIT_USAGE;
 	}
+	/* Split small leaves where that helps; a resumed fill as the run that saved its snapshot did
+	 * (the split is not part of the job's identity: --sync and -j may change on resume). */
+	f.parts = fill_parts(&f.lay, f.sync, threads);
+	uint64_t saved_units;
+	if (snap && pool_snapshot_units(snap, &saved_units) && fill_resumed_parts(&f.lay, saved_units))
+		f.parts = fill_resumed_parts(&f.lay, saved_units);
 	if (mr > 0 && m.complete && !snap) {
 		rc = fill_again(&f, &m, &o->jo, threads);
 		manifest_free(&m);

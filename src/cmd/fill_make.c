@@ -5,13 +5,32 @@
  */
 #include "cmd/fill_int.h"
 
-uint64_t fill_parts(const struct layout *lay)
+uint64_t fill_split(const struct layout *lay)
 {
 	if (lay->leaves >= FILL_MIN_UNITS || lay->leaves == 0) /* 0: an empty fill (-n 0) */
 		return 1;
 	uint64_t want = (FILL_MIN_UNITS + lay->leaves - 1) / lay->leaves;
 	uint64_t most = (lay->fanout + FILL_MIN_PART - 1) / FILL_MIN_PART;
 	return want < most ? want : most;
+}
+
+uint64_t fill_parts(const struct layout *lay, enum sync_mode sync, int threads)
+{
+	/* Creates in one directory serialize on its lock: two workers there make no more files than
+	 * one, and spin for it. What they do outside the lock runs in parallel: an fsync, or data. */
+	if (sync == SYNC_FILE)
+		return fill_split(lay);
+	if (lay->size_max > 0 && lay->leaves < (uint64_t)threads)
+		return fill_split(lay);
+	return 1;
+}
+
+uint64_t fill_resumed_parts(const struct layout *lay, uint64_t units)
+{
+	if (units == lay->leaves)
+		return 1;
+	uint64_t split = fill_split(lay);
+	return units == lay->leaves * split ? split : 0;
 }
 
 #define DATA_BUF (1u << 20)

@@ -209,6 +209,20 @@ bad:
 	return false;
 }
 
+bool pool_snapshot_units(const struct sbuf *snap, uint64_t *units)
+{
+	struct deser d;
+	const char *why;
+	if (!deser_begin(&d, snap->data, snap->len, "MYRPOOL1", &why))
+		return false;
+	for (int i = 0; i < 4; i++) /* elapsed, sessions, errors, the --errors file's length */
+		deser_u64(&d);
+	size_t vlen;
+	deser_bytes(&d, &vlen);
+	*units = deser_u64(&d);
+	return !d.bad;
+}
+
 struct pool *pool_new(const struct pool_config *cfg, const struct sbuf *snapshot)
 {
 	struct pool *p = xcalloc(1, sizeof(*p));

@@ -45,6 +45,10 @@ struct pool;
 
 /* Prepare (restoring from snapshot when given). NULL with a message when it is unusable. */
 struct pool *pool_new(const struct pool_config *cfg, const struct sbuf *snapshot);
+/* The number of units of the pool that saved snapshot (pool_config.units), read without restoring
+ * anything: a command whose units depend on more than its job's identity (fill's split of small
+ * leaves) makes them as that run did. false when the snapshot is malformed (pool_new says why). */
+bool pool_snapshot_units(const struct sbuf *snapshot, uint64_t *units);
 void pool_start(struct pool *p);
 struct run_hooks pool_run_hooks(struct pool *p, void (*progress)(void *ctx, struct sbuf *line),
 				void (*sync)(void *ctx));

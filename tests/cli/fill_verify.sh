@@ -77,3 +77,35 @@ expect_eq "fill: killed -9: exactly N files" 60000 "$(find "$S/k" -type f -name 
 expect_eq "fill: killed -9: verify passes" 0 $?
 expect_eq "fill: killed -9: the JSON counts every file once" 60000 "$(json_num "$S/k.json" files)"
 
+
+# The split of small leaves among workers: only where it helps. Empty files without --sync file:
+# one worker per directory (two in one would serialize on its lock); --sync file splits them. A
+# fill interrupted under one decision resumes under the other's options, keeping its split.
+"$MYRIAD" fill -n 20000 --no-state --json "$S/p0.json" "$S/p0" >/dev/null 2>&1
+expect_eq "fill: empty files, 20 leaves: one worker per directory (leaf_parts 1)" 1 "$(json_num "$S/p0.json" leaf_parts)"
+"$MYRIAD" fill -n 20000 -s 1k --no-state -j 64 --json "$S/p1.json" "$S/p1" >/dev/null 2>&1
+[ "$(json_num "$S/p1.json" leaf_parts)" -gt 1 ] && ok "fill: files with data, fewer leaves than workers: leaves split" ||
+	fail "leaf_parts with -j 64: $(json_num "$S/p1.json" leaf_parts)"
+split_resume() { # LABEL FIRST-OPTIONS -- RESUME-OPTIONS: interrupted, resumed with the other options
+	local label=$1 d=$S/r$2 first=() again=()
+	shift 2
+	while [ "$1" != -- ]; do first+=("$1"); shift; done
+	shift
+	again=("$@")
+	"$MYRIAD" fill -n 20000 --rate 10k --json "$d.1.json" "${first[@]}" "$d" >/dev/null 2>&1 &
+	local pid=$!
+	sleep 0.7
+	kill -INT $pid
+	wait $pid
+	expect_eq "fill: $label: SIGINT gives exit 3" 3 $?
+	"$MYRIAD" fill -n 20000 --json "$d.2.json" "${again[@]}" "$d" >"$d.out" 2>&1
+	expect_eq "fill: $label: resumed, exit 0" 0 $?
+	grep -q "cannot be used" "$d.out" && fail "fill: $label: snapshot refused: $(cat "$d.out")"
+	expect_eq "fill: $label: resumed with the first run's split, the JSON counts every file once" \
+		"$(json_num "$d.1.json" leaf_parts) 20000 2" \
+		"$(json_num "$d.2.json" leaf_parts) $(json_num "$d.2.json" files) $(json_num "$d.2.json" sessions)"
+	"$MYRIAD" verify "$d" >/dev/null 2>&1
+	expect_eq "fill: $label: verify passes" 0 $?
+}
+split_resume "split (--sync file), resumed without --sync" 1 --sync file -- 
+split_resume "unsplit, resumed with --sync file" 2 -- --sync file
