@@ -435,22 +435,30 @@ static void summary_json(struct find_cmd *c, struct sbuf *b, const struct find_o
 	json_close(&j, '}');
 }
 
+/* Is fd the same open file as fd 1 (-fprint /dev/stdout)? */
+static bool same_file(int fd, int fd1)
+{
+	struct stat a, b;
+	return fd == fd1 || (fd >= 0 && fstat(fd, &a) == 0 && fstat(fd1, &b) == 0 && a.st_dev == b.st_dev &&
+			     a.st_ino == b.st_ino);
+}
+
 /* A summary only where it does not mix with the results (find prints none), and with --json. */
 static void find_report(struct find_cmd *c, const struct find_opts *o, enum run_result res)
 {
 	double el = walk_elapsed(c->walk);
 	bool results_on_stdout = false;
 	for (size_t i = 0; i < c->nouts; i++)
-		results_on_stdout |= c->used[i] && c->outs[i].fd == 1;
+		results_on_stdout |= c->used[i] && same_file(c->outs[i].fd, 1);
 	if (!results_on_stdout) {
 		struct summary sm;
 		FILE *sf = summary_open(&sm);
-		char b1[32], b2[32], b3[32];
+		char b1[32], b2[32], b3[32], b4[32];
 		uint64_t e = walk_errors(c->walk);
 		fprintf(sf, "find %s%s %s visited, %s matched; %s %s; %.2f s, %s entries/s\n",
 			res == RUN_STOPPED ? "stopped after " : "", fmt_count(b1, c->visited),
 			plural(c->visited, "entry", "entries"), fmt_count(b2, c->matched), fmt_count(b3, e),
-			plural(e, "error", "errors"), el, fmt_count(b3, el > 0 ? (uint64_t)(c->visited / el) : c->visited));
+			plural(e, "error", "errors"), el, fmt_count(b4, el > 0 ? (uint64_t)(c->visited / el) : c->visited));
 		summary_show(&sm, !job_json_stdout(&o->jo));
 	}
 	if (o->jo.json) {

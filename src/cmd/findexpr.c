@@ -700,8 +700,10 @@ static int resolve_node(struct fx_expr *x, struct fx_node *n)
 		}
 		n->ts.tv_sec = st.stx_mtime.tv_sec;
 		n->ts.tv_nsec = st.stx_mtime.tv_nsec;
-		n->val = st.stx_ino;
-		n->val2 = makedev(st.stx_dev_major, st.stx_dev_minor);
+		if (n->kind == K_SAMEFILE) { /* -newer's val says which time */
+			n->val = st.stx_ino;
+			n->val2 = makedev(st.stx_dev_major, st.stx_dev_minor);
+		}
 		break;
 	case K_USER: {
 		struct passwd *pw = getpwnam(n->arg);
@@ -791,18 +793,35 @@ static struct statx_timestamp stx_time(const struct statx *st, int which)
 	return which == 'a' ? st->stx_atime : which == 'c' ? st->stx_ctime : st->stx_mtime;
 }
 
-/* find's -mtime N: the age in units, the fraction dropped (rounded down: a time in the future has a
- * negative age), compared with N. */
+/* Compare the age (dsec seconds and dns nanoseconds, 0 <= dns < 10^9) with k seconds. */
+static int age_cmp(int64_t dsec, long dns, __int128 k)
+{
+	if (dsec != k)
+		return dsec < k ? -1 : 1;
+	return dns > 0;
+}
+
+/* find's time tests, as GNU find's: -mtime N (days) means an age in [N, N+1) days, +N at least
+ * N+1 days, -N less than N days; -mmin N (minutes) means an age in (N-1, N] minutes, +N more
+ * than N minutes, -N less than N minutes. A time in the future has a negative age. */
 static bool time_test(const struct fx_expr *x, const struct fx_node *n, const struct statx *st)
 {
 	struct statx_timestamp t = stx_time(st, (int)n->val);
 	int64_t dsec = (int64_t)x->now.tv_sec - t.tv_sec;
-	if (x->now.tv_nsec < (long)t.tv_nsec)
-		dsec--; /* the nanoseconds are a fraction in [0, 1): they never change the floor below */
-	int64_t u = (int64_t)n->unit, q = dsec / u - (dsec % u < 0);
-	if (q < 0)
-		return n->num.cmp == '<';
-	return cmp_num(&n->num, (uint64_t)q);
+	long dns = x->now.tv_nsec - (long)t.tv_nsec;
+	if (dns < 0)
+		dsec--, dns += 1000000000;
+	__int128 u = n->unit, k = (__int128)n->num.n * u;
+	if (n->num.cmp == '<')
+		return age_cmp(dsec, dns, k) < 0;
+	if (n->unit == 86400) {
+		if (n->num.cmp == '>')
+			return age_cmp(dsec, dns, k + u) >= 0;
+		return age_cmp(dsec, dns, k) >= 0 && age_cmp(dsec, dns, k + u) < 0;
+	}
+	if (n->num.cmp == '>')
+		return age_cmp(dsec, dns, k) > 0;
+	return age_cmp(dsec, dns, k - u) > 0 && age_cmp(dsec, dns, k) <= 0;
 }
 
 static bool ts_after(struct statx_timestamp t, struct timespec ref)
