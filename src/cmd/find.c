@@ -491,11 +491,6 @@ static int find_run(void *opts)
 		if (!S_ISDIR(st.st_mode))
 			return usage_error("%s: not a directory", o->roots[i]);
 	}
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	if (fx_resolve(&o->x, now) != 0)
-		return usage_error("%s", o->x.err);
-
 	struct find_cmd c = {.x = &o->x, .nouts = 1 + o->x.nfiles};
 	/* What any test needs, and the type (the walk's fallback where getdents gives none). */
 	c.stat_mask = o->x.stat_mask | STATX_TYPE;
@@ -517,6 +512,15 @@ static int find_run(void *opts)
 		goto out;
 	const struct sbuf *snap = job_snapshot(&c.job);
 	rc = EXIT_USAGE;
+	/* A resume takes the first session's origin and reference values from its snapshot (the
+	 * reference file may have changed or gone since). */
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (!snap && fx_resolve(&o->x, now) != 0) {
+		usage_error("%s", o->x.err);
+		job_end(&c.job, RUN_DONE, 0);
+		goto out;
+	}
 	if (!snap && open_outputs(&c, o, false) != 0)
 		goto out;
 	struct throttle throttle;

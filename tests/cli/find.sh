@@ -249,6 +249,31 @@ else
 	fi
 fi
 
+# -xdev with another filesystem mounted inside: the mount point is evaluated, not entered.
+if is_root; then
+	X=$S/x
+	mkdir -p "$X/here/m" "$X/here/d"
+	touch "$X/here/d/f1" "$X/here/f2"
+	if mount -t tmpfs myriad-find-test "$X/here/m" 2>/dev/null; then
+		on_exit "umount '$X/here/m'"
+		mkdir "$X/here/m/inside" && touch "$X/here/m/f3" "$X/here/m/inside/f4"
+		a=$(find "$X" -xdev -print0 | sort -z | md5sum)
+		b=$("$MYRIAD" find --no-state "$X" -xdev -print0 | sort -z | md5sum)
+		n=$("$MYRIAD" find --no-state "$X" -xdev -name 'f*' | wc -l)
+		expect_eq "-xdev: find's set, the mount point listed, not entered (2 files)" "$a 2" "$b $n"
+		b=$("$MYRIAD" find --no-state "$X" -print0 | sort -z | md5sum)
+		expect_eq "without -xdev: the mount is searched" "$(find "$X" -print0 | sort -z | md5sum)" "$b"
+	else
+		skip "-xdev: cannot mount a tmpfs"
+	fi
+else
+	skip "-xdev with a mount inside: needs root"
+fi
+
+# A reference file that is gone: exit 2 before anything is read, no state left.
+"$MYRIAD" find "$T" -newer "$S/gone" -fprint "$S/nf" 2>"$S/err"
+expect_eq "a missing -newer file with a resumable run: exit 2" "2 " "$? $(ls "$S/state/myriad" 2>/dev/null)"
+
 # A reader that goes: SIGPIPE (141), quickly, no state left.
 t0=$(date +%s%N)
 "$MYRIAD" find "$T" -name 'f*' | head -1 >/dev/null
