@@ -533,7 +533,7 @@ static int find_run(void *opts)
 	    .excludes = o->jo.excludes,
 	    .nexcludes = o->jo.nexcludes,
 	    .stat_mask = 0, /* statted by the expression, when it needs to */
-	    .inode_order = o->x.stat_mask != 0,
+	    .inode_order = fx_stats_every_entry(&o->x),
 	    .visitor = {.ctx = &c, .local_size = sizeof(struct local), .entry = on_entry, .enter = on_enter,
 			.commit = on_commit, .local_free = on_local_free, .save = on_save, .load = on_load},
 	    .errlog = &c.job.errlog,

@@ -355,7 +355,7 @@ static int file_dest(struct fx_expr *x, const char *file)
 	return (int)x->nfiles;
 }
 
-static bool printf_ok(struct parser *p, const struct fx_node *n);
+static bool printf_ok(struct parser *p, struct fx_node *n);
 
 static int depth_arg(struct parser *p, const char *name, const char *s, int *out)
 {
@@ -438,6 +438,7 @@ static struct fx_node *parse_primary(struct parser *p)
 	}
 	struct fx_expr *x = p->x;
 	x->stat_mask |= pd->mask;
+	n->mask = pd->mask;
 	switch (pd->kind) {
 	case K_NAME:
 	case K_INAME:
@@ -648,7 +649,7 @@ int fx_parse(struct fx_expr *x, int argc, char **argv)
 }
 
 /* Directives -printf knows; anything else is refused when parsing. */
-static bool printf_ok(struct parser *p, const struct fx_node *n)
+static bool printf_ok(struct parser *p, struct fx_node *n)
 {
 	for (const char *s = n->arg; *s; s++) {
 		if (*s == '\\') {
@@ -684,6 +685,7 @@ static bool printf_ok(struct parser *p, const struct fx_node *n)
 		case '@': m = s[-1] == 'T' ? STATX_MTIME : s[-1] == 'A' ? STATX_ATIME : STATX_CTIME; break;
 		}
 		p->x->stat_mask |= m;
+		n->mask |= m;
 	}
 	return true;
 }
@@ -1119,6 +1121,15 @@ static bool eval(const struct fx_expr *x, const struct fx_node *n, struct fx_ctx
 	}
 	}
 	return false;
+}
+
+bool fx_stats_every_entry(const struct fx_expr *x)
+{
+	const struct fx_node *n = x->root;
+	while (n && (n->kind == K_AND || n->kind == K_OR || n->kind == K_COMMA || n->kind == K_NOT))
+		n = n->l;
+	/* -empty stats files only; with no expression nothing is statted */
+	return n && n->mask && n->kind != K_EMPTY;
 }
 
 bool fx_eval(const struct fx_expr *x, struct fx_ctx *c)

@@ -38,6 +38,7 @@ struct fx_node {
 	uint64_t val;      /* -perm's mode, -user's uid, -samefile's inode... (resolved) */
 	uint64_t val2;     /* -samefile's device */
 	struct timespec ts; /* -newer and friends: the reference time (resolved) */
+	unsigned mask;     /* statx fields this node itself needs */
 	int dest;          /* actions: the output (0: standard output or -o FILE; i: files[i - 1]) */
 	regex_t re;        /* -regex */
 	bool re_ok;
@@ -101,6 +102,10 @@ int fx_resolve(struct fx_expr *x, struct timespec now);
 void fx_save(const struct fx_expr *x, struct sbuf *b);
 struct deser;
 bool fx_load(struct fx_expr *x, struct deser *d);
+
+/* Does the evaluation stat every entry (its first test needs metadata), so that visiting entries
+ * in inode order pays? false when a cheaper test decides first (-name X -size N stats only X). */
+bool fx_stats_every_entry(const struct fx_expr *x);
 
 /* Evaluate the expression on the entry in c; its actions write to c->out. Returns its value. */
 bool fx_eval(const struct fx_expr *x, struct fx_ctx *c);

@@ -159,6 +159,17 @@ static void stat_only_when_needed(void **state)
 	fx_free(&x);
 	assert_int_equal(parse(&x, "-mtime 0 -o -user 0 -o -printf %s%m", buf, sizeof(buf)), 0);
 	assert_int_equal(x.stat_mask, STATX_MTIME | STATX_UID | STATX_SIZE | STATX_MODE | STATX_TYPE);
+	assert_true(fx_stats_every_entry(&x));
+	fx_free(&x);
+	/* Inode order only pays when every entry is statted: not when a name decides first. */
+	assert_int_equal(parse(&x, "-size +1 -name x", buf, sizeof(buf)), 0);
+	assert_false(fx_stats_every_entry(&x));
+	fx_free(&x);
+	assert_int_equal(parse(&x, "! -mtime +1 -o -name x", buf, sizeof(buf)), 0);
+	assert_false(fx_stats_every_entry(&x)); /* pure: the name goes first */
+	fx_free(&x);
+	assert_int_equal(parse(&x, "-printf %s -name x", buf, sizeof(buf)), 0);
+	assert_true(fx_stats_every_entry(&x));
 	fx_free(&x);
 }
 
