@@ -2,7 +2,7 @@
  * myriad find: GNU find's expression language (findexpr) as the action of the one traversal engine.
  * Each entry is evaluated in the worker that read it; the entry is statted only if the evaluation
  * reaches a test that needs its metadata, with the fields the expression needs (names and types
- * come from getdents), and entries are visited in inode order when it may stat. Output goes
+ * come from getdents), in inode order when every entry is statted. Output goes
  * through per-worker buffers committed with the walk's batches, so -o FILE and -fprint FILE hold
  * every line exactly once across a resume.
  */
