@@ -163,7 +163,16 @@ raw "-printf times" -path "$T/tm/*" -printf '%p %T@ %A@ %C@\0'
 raw "-printf %l and escapes" -type l -printf '%p -> %l\t\\%%\0'
 raw "-printf %y of everything" -printf '%y %p\0'
 raw "-printf on the operand" -maxdepth 0 -printf '[%p][%P][%f][%h][%d]\0'
-raw "-fprint to standard output's file" -name 'f3*' -fprint /dev/stdout
+raw "-fprint0 to standard output's file" -name 'f3*' -fprint0 /dev/stdout
+# -fprint and -fprintf into files (the same file named twice is one output), beside -print0.
+find "$T/bulk" -name 'f3*' -fprint "$S/gf1" -o -name 'f4*' -fprintf "$S/gf2" '%f\n' -o -name 'f5*' -fprint "$S/gf1"
+"$MYRIAD" find --no-state -o "$S/mo" "$T/bulk" -name 'f3*' -fprint "$S/mf1" -o -name 'f4*' -fprintf "$S/mf2" '%f\n' \
+	-o -name 'f5*' -fprint "$S/mf1" -o -name 'f6*' -print0 >"$S/msum"
+expect_eq "-fprint FILE: find's lines" "$(sort "$S/gf1" | md5sum)" "$(sort "$S/mf1" | md5sum)"
+expect_eq "-fprintf FILE: find's lines" "$(sort "$S/gf2" | md5sum)" "$(sort "$S/mf2" | md5sum)"
+expect_eq "-print0 beside them goes to -o FILE" "$(find "$T/bulk" -name 'f6*' -print0 | sort -z | md5sum)" \
+	"$(sort -z "$S/mo" | md5sum)"
+[ "$(wc -l <"$S/gf1")" -gt 100 ] && ok "-fprint: a real result set" || fail "-fprint: find wrote $(wc -l <"$S/gf1") lines"
 
 # -print's default on a tree without newlines: lines, as find's.
 "$MYRIAD" find --no-state "$T/bulk" -name 'f4*' | sort >"$S/got"
