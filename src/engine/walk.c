@@ -90,6 +90,7 @@ struct walk {
 	int busy;
 	int waiting;
 	bool stopping;
+	atomic_bool cancelled; /* walk_cancel: no more directories are read */
 	atomic_bool finished;
 	int *rootfd;
 	uint64_t *rootmnt; /* the mount each operand is on (its own, when it is a mount point) */
@@ -246,6 +247,12 @@ static bool commit(struct worker *wk, struct rec *r, bool done)
 		r->cookie = wk->pending_cookie;
 		park = w->nstack + wk->nkids > HIGH_WATER;
 	}
+	if (atomic_load_explicit(&w->cancelled, memory_order_relaxed)) {
+		for (size_t i = 0; i < wk->nkids; i++)
+			free(wk->kids[i]);
+		wk->nkids = 0;
+		park = false;
+	}
 	if (park)
 		stack_push(w, r); /* under its children: they are taken first */
 	for (size_t i = wk->nkids; i-- > 0;) {
@@ -301,7 +308,7 @@ static struct rec *take(struct worker *wk)
 		w->waiting--;
 	}
 	struct rec *r = NULL;
-	if (!w->stopping && w->nstack) {
+	if (!w->stopping && w->nstack && !atomic_load(&w->cancelled)) {
 		r = w->stack[--w->nstack];
 		wk->cur = r;
 		atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
@@ -388,7 +395,8 @@ static bool visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir
 			atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
 			if (w->cfg.visitor.entry(w->cfg.visitor.ctx, wk->local, d, e, &wk->errs))
 				r->keep = true;
-			else if (e->type == DT_DIR && !unstatted[i])
+			else if (e->type == DT_DIR && !unstatted[i] &&
+				 (!w->cfg.visitor.enter || w->cfg.visitor.enter(w->cfg.visitor.ctx, wk->local, d, e)))
 				add_kid(wk, r, e);
 		}
 	}
@@ -487,6 +495,8 @@ static void visit_dir(struct worker *wk, struct rec *r)
 			break;
 		}
 		bool whole = visit_buffer(wk, r, &d, n);
+		if (atomic_load_explicit(&w->cancelled, memory_order_relaxed))
+			break;
 		uint64_t serial = r->serial; /* r is the frontier's again once parked */
 		if ((!whole || wk->batch_bytes >= BATCH_BYTES) && commit(wk, r, false)) {
 			release_dir(wk, serial, fd);
@@ -523,6 +533,7 @@ static void *worker_main(void *arg)
 static void visit_roots(struct walk *w)
 {
 	struct worker *wk = &w->workers[0];
+	bool *enter = xcalloc(w->cfg.nroots, sizeof(*enter));
 	for (size_t i = 0; i < w->cfg.nroots; i++) {
 		const char *p = w->cfg.roots[i];
 		struct walk_entry e = {p, strlen(p), DT_DIR, 0, NULL};
@@ -534,14 +545,17 @@ static void visit_roots(struct walk *w)
 			e.stx = NULL;
 		}
 		w->cfg.visitor.entry(w->cfg.visitor.ctx, wk->local, NULL, &e, &wk->errs);
+		enter[i] = !w->cfg.visitor.enter || w->cfg.visitor.enter(w->cfg.visitor.ctx, wk->local, NULL, &e);
 	}
 	w->cfg.visitor.commit(w->cfg.visitor.ctx, wk->local);
 	errlog_commit(w->cfg.errlog, &wk->errs);
 	for (size_t i = w->cfg.nroots; i-- > 0;) {
 		const char *p = w->cfg.roots[i];
 		size_t len = strlen(p);
-		stack_push(w, rec_new(w, i, p, len, len, 0));
+		if (enter[i] && !atomic_load(&w->cancelled))
+			stack_push(w, rec_new(w, i, p, len, len, 0));
 	}
+	free(enter);
 }
 
 static void save_rec(struct sbuf *b, const struct rec *r)
@@ -884,6 +898,21 @@ int walk_rmdir(const struct walk_dir *d)
 		close(pfd);
 	errno = e;
 	return r;
+}
+
+void walk_cancel(struct walk *w)
+{
+	pthread_mutex_lock(&w->lock);
+	atomic_store(&w->cancelled, true);
+	for (size_t i = 0; i < w->nstack; i++)
+		free(w->stack[i]);
+	w->nstack = 0;
+	if (w->busy == 0) {
+		atomic_store(&w->finished, true);
+		sig_wake();
+	}
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
 }
 
 void walk_lock(struct walk *w) { pthread_mutex_lock(&w->lock); }

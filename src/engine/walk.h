@@ -61,6 +61,9 @@ struct walk_visitor {
 	 * stays in place although the visitor wanted it gone (post-order walks keep its parents). */
 	bool (*entry)(void *ctx, void *local, const struct walk_dir *d, const struct walk_entry *e,
 		      struct errbatch *errs);
+	/* Optional: called right after entry for a directory the walk would go into (same worker, no
+	 * lock held); false: it is not entered (find's -prune and -maxdepth). */
+	bool (*enter)(void *ctx, void *local, const struct walk_dir *d, const struct walk_entry *e);
 	/* Optional: called (no lock held) with the next n entries of directory d, each statted as
 	 * entry will see it, before they are visited one by one in that order (with these very
 	 * walk_entry objects): a chance to start their I/O together. */
@@ -131,6 +134,11 @@ void walk_join(struct walk *w);
 
 /* Free a joined (or never started) walk. */
 void walk_free(struct walk *w);
+
+/* End the walk early (find's -quit; from a visitor, no lock held): the directories not yet read
+ * are dropped, the workers finish the buffer they are on and stop, and the run ends as done.
+ * Post-order walks do not get dir_done for directories left unfinished. */
+void walk_cancel(struct walk *w);
 
 /* Remove directory d (after dir_done), or the non-directory that has taken its place since it was
  * read: 0, or -1 with errno (ENOENT also when a directory above it has been replaced). */

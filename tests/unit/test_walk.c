@@ -2,8 +2,9 @@
  * entry exactly once (one worker and several); post-order dir_done comes for every directory,
  * deepest first, with keep set above what an exclude kept; excluded names are never visited; with
  * inode_order a directory's entries come in inode order; a subtree moved out of the tree mid-walk
- * is left alone with open_by_path and read on without; and a walk stopped by a snapshot and
- * resumed from it with walk_new(snapshot) ends with the totals of an uninterrupted walk. */
+ * is left alone with open_by_path and read on without; a walk stopped by a snapshot and
+ * resumed from it with walk_new(snapshot) ends with the totals of an uninterrupted walk; a directory
+ * enter refuses is visited but not read; walk_cancel ends a walk after the buffer being visited. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -448,12 +449,99 @@ static void moved_out_mid_walk(void **state)
 	}
 }
 
+/* ---- enter (prune) and walk_cancel ---- */
+
+static const char *refuse_suffix; /* enter: refuse directories whose path ends so ("" refuses all) */
+
+static bool v_enter(void *ctx, void *local, const struct walk_dir *d, const struct walk_entry *e)
+{
+	struct sbuf p = {0};
+	walk_path(&p, d, e);
+	size_t n = strlen(refuse_suffix);
+	bool refuse = p.len >= n && !memcmp(p.data + p.len - n, refuse_suffix, n);
+	sbuf_free(&p);
+	return !refuse;
+}
+
+/* A directory refused by enter is visited, never read: nothing under it is. */
+static void enter_false_prunes(void **state)
+{
+	for (int threads = 1; threads <= 4; threads += 3) {
+		struct seen s = {0};
+		struct errlog el = {0};
+		char *roots[] = {top};
+		struct walk_config cfg = config(&s, roots, threads, &el);
+		cfg.visitor.enter = v_enter;
+		cfg.visitor.dir_done = NULL;
+		refuse_suffix = "/a/b";
+		run_walk(&cfg, NULL);
+		assert_int_equal(s.count, 9); /* all but a/b/c, a/b/c/f3, a/b/f2 */
+		char p[512];
+		snprintf(p, sizeof(p), "%s/a/b", top);
+		assert_int_equal(occurrences(&s.paths, p), 1);
+		snprintf(p, sizeof(p), "%s/a/b/f2", top);
+		assert_int_equal(occurrences(&s.paths, p), 0);
+		seen_free(&s);
+		/* The operand refused: it alone is visited. */
+		struct seen s2 = {0};
+		cfg = config(&s2, roots, threads, &el);
+		cfg.visitor.enter = v_enter;
+		cfg.visitor.dir_done = NULL;
+		refuse_suffix = "";
+		run_walk(&cfg, NULL);
+		assert_int_equal(s2.count, 1);
+		seen_free(&s2);
+		errlog_close(&el);
+	}
+}
+
+static struct walk *cancel_walk;
+
+static bool v_entry_cancel(void *ctx, void *local, const struct walk_dir *d, const struct walk_entry *e,
+			   struct errbatch *errs)
+{
+	v_entry(ctx, local, d, e, errs);
+	if (d && !strcmp(e->name, "a"))
+		walk_cancel(cancel_walk);
+	return false;
+}
+
+/* walk_cancel from a visitor: the buffer being visited is finished, no directory is read after it,
+ * and the walk ends as done. */
+static void cancel_ends_the_walk(void **state)
+{
+	struct seen s = {0};
+	struct errlog el = {0};
+	char *roots[] = {top};
+	struct walk_config cfg = config(&s, roots, 1, &el);
+	cfg.visitor.entry = v_entry_cancel;
+	cfg.visitor.dir_done = NULL;
+	cancel_walk = walk_new(&cfg, NULL);
+	assert_non_null(cancel_walk);
+	struct run_hooks h = walk_run_hooks(cancel_walk, NULL, NULL);
+	walk_start(cancel_walk);
+	for (int i = 0; i < 5000 && !h.done(h.ctx); i++)
+		usleep(1000);
+	assert_true(h.done(h.ctx));
+	walk_join(cancel_walk);
+	walk_free(cancel_walk);
+	/* The operand and its 5 entries (one buffer), nothing below. */
+	assert_int_equal(s.count, 6);
+	char p[512];
+	snprintf(p, sizeof(p), "%s/a/f1", top);
+	assert_int_equal(occurrences(&s.paths, p), 0);
+	seen_free(&s);
+	errlog_close(&el);
+}
+
 int main(void)
 {
 	sig_install();
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(every_entry_once, small_tree, remove_tree),
 	    cmocka_unit_test_setup_teardown(post_order_deepest_first_and_excludes, small_tree, remove_tree),
+	    cmocka_unit_test_setup_teardown(enter_false_prunes, small_tree, remove_tree),
+	    cmocka_unit_test_setup_teardown(cancel_ends_the_walk, small_tree, remove_tree),
 	    cmocka_unit_test(inode_order),
 	    cmocka_unit_test_setup_teardown(moved_out_mid_walk, small_tree, remove_tree),
 	    cmocka_unit_test(resume_from_snapshot_gives_the_same_totals),
