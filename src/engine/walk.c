@@ -225,7 +225,7 @@ static void finish_chain(struct worker *wk, struct rec *r)
 			pthread_cond_wait(&w->cond, &w->lock);
 		struct rec *p = r->parent, *next = NULL;
 		if (p && w->cfg.visitor.dir_fold)
-			w->cfg.visitor.dir_fold(w->cfg.visitor.ctx, rec_state(w, p), rec_state(w, r));
+			w->cfg.visitor.dir_fold(w->cfg.visitor.ctx, rec_state(w, p), &d);
 		w->cfg.visitor.commit(w->cfg.visitor.ctx, wk->local);
 		errlog_commit(w->cfg.errlog, &wk->errs);
 		if (p) {

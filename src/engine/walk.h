@@ -85,13 +85,13 @@ struct walk_visitor {
 	 * is found until its dir_done has run (roll-ups such as du's totals: memory follows the open
 	 * directories, not the entries). dir_init fills it (zeroed) from the directory's own entry,
 	 * as its parent's entry saw it (an operand: as visited), before it is read; dir_fold adds a
-	 * finished directory's state into its parent's (engine lock held), in the same step as the
-	 * commit that follows its dir_done. With dir_state and without restart_on_resume, a snapshot
+	 * finished directory's state (d->state) into its parent's (engine lock held), in the same step
+	 * as the commit that follows its dir_done (every dir_done is followed by a commit of its own). With dir_state and without restart_on_resume, a snapshot
 	 * holds every open directory with its state, and a resume continues them exactly.
 	 */
 	size_t dir_state;
 	void (*dir_init)(void *ctx, void *state, const struct walk_entry *e);
-	void (*dir_fold)(void *ctx, void *parent, const void *state);
+	void (*dir_fold)(void *ctx, void *parent, const struct walk_dir *d); /* d->state: the child's */
 };
 
 struct walk_config {
