@@ -322,8 +322,12 @@ static int log_open(struct du_cmd *c, bool resume)
 	c->log.fd = fd;
 	c->log.regular = c->log.owned = true;
 	uint64_t len = resume ? c->resume_log_len : 0;
-	if ((resume && log_replay(c, len) != 0) || ftruncate(fd, (off_t)len) != 0)
+	if (resume && log_replay(c, len) != 0)
 		return -1;
+	if (ftruncate(fd, (off_t)len) != 0 || lseek(fd, (off_t)len, SEEK_SET) < 0) {
+		warnx_("state %s/links: truncate: %s", ckpt_dir(c->job.ckpt), strerror(errno));
+		return -1;
+	}
 	c->log.len = len;
 	return 0;
 }
