@@ -46,6 +46,8 @@ static const char du_help[] =
     "      --top N              instead of every line, the N largest directories (by the unit\n"
     "                           chosen), largest first\n"
     "  -c, --total              a last line with the sum of the operands: \"VALUE<TAB>total\"\n"
+    "  -0, --null               end each line with a NUL byte, not a newline (paths may hold\n"
+    "                           newlines)\n"
     "  -l, --count-links        count every name of a hard-linked file (by default once)\n"
     "      --link-memory SIZE   memory for hard-linked inodes whose other names are still to come;\n"
     "                           past it they spill to a file in the state directory (default 64M)\n"
@@ -110,6 +112,7 @@ struct local {
 struct du_cmd {
 	enum unit unit;
 	bool human, count_links, stream;
+	char eol; /* '\n', or '\0' with --null */
 	long max_depth; /* -1: no limit */
 	size_t top;     /* 0: none */
 	struct outfile out;
@@ -171,7 +174,7 @@ static void add_line(const struct du_cmd *c, struct sbuf *b, uint64_t v, const c
 	add_value(c, b, v);
 	sbuf_addc(b, '\t');
 	sbuf_add(b, path, len);
-	sbuf_addc(b, '\n');
+	sbuf_addc(b, c->eol);
 }
 
 static void stat_tot(struct tot *t, const struct statx *s)
@@ -506,7 +509,7 @@ static void on_sync(void *ctx)
 struct du_opts {
 	struct job_opts jo;
 	enum unit unit;
-	bool unit_set, human, total, count_links, xdev;
+	bool unit_set, human, total, count_links, xdev, null;
 	long max_depth;
 	uint64_t top, link_memory;
 	const char *output;
@@ -539,6 +542,7 @@ static int du_parse(int argc, char **argv, void *opts)
 	    {"summarize", no_argument, 0, 's'},
 	    {"top", required_argument, 0, OPT_TOP},
 	    {"total", no_argument, 0, 'c'},
+	    {"null", no_argument, 0, '0'},
 	    {"count-links", no_argument, 0, 'l'},
 	    {"link-memory", required_argument, 0, OPT_LINK_MEMORY},
 	    {"output", required_argument, 0, 'o'},
@@ -554,7 +558,7 @@ static int du_parse(int argc, char **argv, void *opts)
 	bool depth_set = false, summarize = false;
 	int opt, rc;
 	uint64_t n;
-	while ((opt = job_getopt(&o->jo, argc, argv, "j:o:B:bhd:sclx", longopts, du_help, &rc))) {
+	while ((opt = job_getopt(&o->jo, argc, argv, "j:o:B:bhd:scl0x", longopts, du_help, &rc))) {
 		switch (opt) {
 		case 'B':
 			if (strcmp(optarg, "1") != 0)
@@ -585,6 +589,7 @@ static int du_parse(int argc, char **argv, void *opts)
 				return usage_error("--top: '%s' is not a number of directories from 1 to 1M", optarg);
 			break;
 		case 'c': o->total = true; break;
+		case '0': o->null = true; break;
 		case 'l': o->count_links = true; break;
 		case OPT_LINK_MEMORY:
 			if (!parse_size(optarg, &o->link_memory))
@@ -635,6 +640,7 @@ static void du_identity(struct sbuf *id, const struct du_opts *o)
 	ser_u64(id, o->unit);
 	ser_u64(id, o->human);
 	ser_u64(id, o->total);
+	ser_u64(id, o->null);
 	ser_u64(id, o->count_links);
 	ser_u64(id, o->xdev);
 	ser_u64(id, (uint64_t)(o->max_depth + 1));
@@ -724,6 +730,7 @@ static int du_run(void *opts)
 	struct du_opts *o = opts;
 	struct du_cmd c = {.unit = o->unit,
 			   .human = o->human,
+			   .eol = o->null ? '\0' : '\n',
 			   .count_links = o->count_links,
 			   .stream = !o->top && o->max_depth != 0,
 			   .max_depth = o->max_depth,
