@@ -32,9 +32,13 @@ same_as_du() { # NAME DIR MYRIAD-OPTIONS -- DU-OPTIONS
 	while [ "$1" != -- ]; do mo+=("$1"); shift; done
 	shift
 	duo=("$@")
-	"$MYRIAD" du --no-state -0 "${mo[@]}" "$dir" 2>"$S/err" | sorted >"$S/mine"
-	local rc=${PIPESTATUS[0]}
-	du -0 "${duo[@]}" "$dir" 2>/dev/null | sorted >"$S/theirs"
+	local rc try
+	for try in 1 2; do # twice: a real tree may change under both (a package installed meanwhile)
+		"$MYRIAD" du --no-state -0 "${mo[@]}" "$dir" 2>"$S/err" | sorted >"$S/mine"
+		rc=${PIPESTATUS[0]}
+		du -0 "${duo[@]}" "$dir" 2>/dev/null | sorted >"$S/theirs"
+		cmp -s "$S/mine" "$S/theirs" && break
+	done
 	if [ "$rc" = 0 ] && cmp -s "$S/mine" "$S/theirs"; then
 		ok "$name: equals du ${duo[*]} ($(tr -cd '\0' <"$S/mine" | wc -c) directories)"
 	else
@@ -53,7 +57,7 @@ same_as_du "--count-links" "$T/span" -l -b -- -l -b
 same_as_du "--max-depth 1" "$T/m" --max-depth 1 --inodes -- --max-depth 1 --inodes
 same_as_du "--max-depth 0" "$T/m" --max-depth 0 -b -- --max-depth 0 -b
 same_as_du "--summarize" "$T/h" -s -B1 -- -s -B1
-same_as_du "--exclude" "$T/m" --exclude '*1*' --inodes -- --exclude '*1*' --inodes
+same_as_du "--exclude" "$T/m" --exclude 'd1*' --inodes -- --exclude 'd1*' --inodes
 for d in /usr/share /usr/lib; do
 	[ -d $d ] && same_as_du "$d -B1 (a real tree)" $d -B1 -- -B1
 done
@@ -111,8 +115,15 @@ expect_eq "| head -1: ends by SIGPIPE, quietly" "141 " "$rc $(cat "$S/err")"
 expect_eq "| head -1: no state left" "" "$(ls "$S/state/myriad" 2>/dev/null)"
 
 # kill -9 at random moments, resumed each time: the same lines, each once; also --top to stdout.
+# Hard-link groups all over a tree, their names met far apart: the resumed map must be the one
+# the killed run had (which directory an inode is charged to depends on the order names are met,
+# so below spread only the operand's own line is compared).
+"$MKTREE" "$T/spread" --files 12000 --fanout 30 --size 100 >/dev/null
+find "$T/spread" -type f | awk 'NR % 10 == 0' >"$S/files"
+paste -d' ' "$S/files" <(tac "$S/files") | while read -r a b; do ln "$a" "$b.ln"; done
+only() { grep -av "$T/spread/" "$1" | sort; }
 "$MYRIAD" du --no-state -b -o "$S/base" "$T" >/dev/null 2>&1
-"$MYRIAD" du --no-state --top 20 "$T" >"$S/base-top" 2>/dev/null
+"$MYRIAD" du --no-state --top 20 --exclude spread "$T" >"$S/base-top" 2>/dev/null
 for mode in out top; do
 	rm -f "$S/out" "$S/top"
 	kills=0
@@ -121,7 +132,7 @@ for mode in out top; do
 		if [ $mode = out ]; then
 			"$MYRIAD" du -b --rate 20k --checkpoint-interval 0.05 --link-memory 0 -o "$S/out" "$T" >/dev/null 2>&1 &
 		else
-			"$MYRIAD" du --rate 20k --checkpoint-interval 0.05 --top 20 "$T" >"$S/top" 2>/dev/null &
+			"$MYRIAD" du --rate 20k --checkpoint-interval 0.05 --top 20 --exclude spread "$T" >"$S/top" 2>/dev/null &
 		fi
 		pid=$!
 		wait_for_glob "$S/state/myriad/*/snapshot" 20 "$S/k.mark" || fail "kill -9: no checkpoint within 20 s"
@@ -134,9 +145,10 @@ for mode in out top; do
 		rc=$?
 		expect_eq "kill -9 x$kills, -o FILE: resumed run exits 0" "0" "$rc"
 		expect_eq "kill -9 x$kills, -o FILE: the lines of an uninterrupted run, each once" \
-			"$(sort "$S/base" | md5sum)" "$(sort "$S/out" | md5sum)"
+			"$(only "$S/base" | md5sum)" "$(only "$S/out" | md5sum)"
+		expect_eq "kill -9 x$kills, -o FILE: as many lines" "$(wc -l <"$S/base")" "$(wc -l <"$S/out")"
 	else
-		"$MYRIAD" du --top 20 "$T" >"$S/top" 2>"$S/err"
+		"$MYRIAD" du --top 20 --exclude spread "$T" >"$S/top" 2>"$S/err"
 		expect_eq "kill -9 x$kills, --top 20 on stdout: resumed, the same list" "$(cat "$S/base-top")" "$(cat "$S/top")"
 	fi
 	grep -q "resuming" "$S/err" && ok "kill -9 ($mode): the last run resumed" || fail "kill -9 ($mode): not resumed: $(cat "$S/err")"
