@@ -36,6 +36,8 @@ static const char du_help[] =
     "that follows the directories open at once, not the entries; resumable after any\n"
     "interruption. One line per directory, \"VALUE<TAB>PATH\", each after everything under it.\n"
     "\n"
+    "  -j, --threads N          worker threads (default: one per CPU, growing to 8 per CPU, at\n"
+    "                           least 16, while they wait for the disk)\n"
     "  -B1, --bytes             allocated bytes, as du -B1 (the default)\n"
     "  -b, --apparent-size      apparent bytes (sizes), as du -b\n"
     "      --inodes             entries, as du --inodes\n"
