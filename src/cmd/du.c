@@ -739,13 +739,8 @@ static int du_run(void *opts)
 			   .top = o->top,
 			   .nroots = o->nroots};
 	c.out.fd = c.log.fd = -1;
-	for (size_t i = 0; i < o->nroots; i++) {
-		struct stat st;
-		if (stat(o->roots[i], &st) != 0)
-			return usage_error("%s: %s", o->roots[i], strerror(errno));
-		if (!S_ISDIR(st.st_mode))
-			return usage_error("%s: not a directory", o->roots[i]);
-	}
+	if (job_check_dirs(o->roots, o->nroots) != 0)
+		return EXIT_USAGE;
 	int threads = job_threads(&o->jo, 8, 16, 128);
 	struct sbuf id = {0};
 	du_identity(&id, o);

@@ -460,3 +460,15 @@ int write_json_file(const char *path, const struct sbuf *doc)
 {
 	return outfile_write_file(path, doc->data, doc->len);
 }
+
+int job_check_dirs(char *const *dirs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (stat(dirs[i], &st) != 0)
+			return usage_error("%s: %s", dirs[i], strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			return usage_error("%s: not a directory", dirs[i]);
+	}
+	return 0;
+}

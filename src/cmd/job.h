@@ -137,6 +137,10 @@ const char *job_snapshot_name(const struct job *j);
  */
 enum run_result job_execute(struct job *j, const struct run_hooks *h);
 
+/* Are the operands existing directories (a symlink to one is)? 0, or EXIT_USAGE after a usage
+ * error naming the first that is not. */
+int job_check_dirs(char *const *dirs, size_t n);
+
 /* Start a job's identity blob with the command's name (then add operands and options). */
 void job_identity(struct sbuf *id, const char *cmd);
 

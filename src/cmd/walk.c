@@ -400,13 +400,8 @@ static int walk_run(void *opts)
 	struct walk_opts *o = opts;
 	struct walk_cmd c = {.type_mask = o->type_mask, .print = o->print, .stat = o->stat, .output = o->output};
 	struct throttle throttle;
-	for (size_t i = 0; i < o->nroots; i++) {
-		struct stat st;
-		if (stat(o->roots[i], &st) != 0)
-			return usage_error("%s: %s", o->roots[i], strerror(errno));
-		if (!S_ISDIR(st.st_mode))
-			return usage_error("%s: not a directory", o->roots[i]);
-	}
+	if (job_check_dirs(o->roots, o->nroots) != 0)
+		return EXIT_USAGE;
 	/* Up to 8 per CPU (at least 16) when reads wait on the disk; one per CPU to start with. */
 	int threads = job_threads(&o->jo, 8, 16, 128);
 
