@@ -26,7 +26,6 @@
 #include "engine/walk.h"
 #include "report/json.h"
 #include "report/outfile.h"
-#include "report/progress.h"
 #include "state/linkmap.h"
 #include "util/util.h"
 
@@ -488,12 +487,7 @@ static void on_progress(void *ctx, struct sbuf *line)
 	walk_lock(c->walk);
 	uint64_t n = c->seen, dirs = c->dirs;
 	walk_unlock(c->walk);
-	double el = walk_elapsed(c->walk);
-	char b[32];
-	sbuf_adds(line, "du: ");
-	progress_format(line, "entries", n, 0, el, el > 0 ? n / el : 0, walk_errors(c->walk));
-	sbuf_printf(line, " (%s %s done)", fmt_count(b, dirs), plural(dirs, "directory", "directories"));
-	walk_stuck(c->walk, line, 5);
+	job_walk_progress(line, c->walk, "du", n, dirs, " done");
 }
 
 static void on_sync(void *ctx)

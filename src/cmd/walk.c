@@ -18,7 +18,6 @@
 #include "engine/walk.h"
 #include "report/json.h"
 #include "report/outfile.h"
-#include "report/progress.h"
 #include "util/util.h"
 
 static const char walk_help[] =
@@ -189,12 +188,7 @@ static void on_progress(void *ctx, struct sbuf *line)
 	walk_lock(c->walk);
 	uint64_t n = total_entries(&c->t), dirs = c->t.by_type[T_D];
 	walk_unlock(c->walk);
-	double el = walk_elapsed(c->walk);
-	char b[32];
-	sbuf_adds(line, "walk: ");
-	progress_format(line, "entries", n, 0, el, el > 0 ? n / el : 0, walk_errors(c->walk));
-	sbuf_printf(line, " (%s %s)", fmt_count(b, dirs), plural(dirs, "directory", "directories"));
-	walk_stuck(c->walk, line, 5);
+	job_walk_progress(line, c->walk, "walk", n, dirs, "");
 }
 
 static void on_sync(void *ctx)
