@@ -60,14 +60,6 @@ if [ -z "${MYRIAD:-}" ]; then
 fi
 [ -x "$MYRIAD" ] || bench_die "no executable myriad at $MYRIAD"
 
-# Human-readable counts for labels: 100000 -> 100k, 2000000 -> 2M.
-human() {
-	awk -v n="$1" 'BEGIN {
-		if (n >= 1e6 && n % 1e5 == 0) { s = sprintf("%.1fM", n / 1e6) }
-		else if (n >= 1e3 && n % 100 == 0) { s = sprintf("%.1fk", n / 1e3) }
-		else { s = n }
-		sub(/\.0/, "", s); print s }'
-}
 
 # ---------------------------------------------------------------------------------------------
 # Image and trees.
@@ -125,15 +117,6 @@ if want warm || want cold || want all; then
 		echo "   warning: lines differ from du -B1's (a hard link spanning directories is charged where met first)"
 fi
 
-section() { echo; echo "== $1: $2"; }
-versus() { # versus LIMIT A B...: ratios of A against each B, a bar "ratio >= LIMIT" for each
-	local limit=$1 a=$2 b
-	shift 2
-	for b in "$@"; do
-		ratio "$a" "$b"
-		bar_check "$a vs $b" "$RATIO" ">=" "$limit" "$a"
-	done
-}
 
 # ---------------------------------------------------------------------------------------------
 if want warm; then
