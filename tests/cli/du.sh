@@ -1,9 +1,11 @@
 # du: the value of every directory equals GNU du's (--inodes, -b, -B1, -h) on a hostile tree, a
-# tree with hard links and /usr; --max-depth, --summarize, --top, --total, --count-links equal
-# theirs in du; a hard link spanning directories counts once in every total that holds all its
-# names, also with the map spilled to disk (--link-memory 0); bad operands and depths are usage
+# tree with hard links and /usr; --max-depth, --summarize, --top, --total, --count-links, --xdev
+# equal theirs in du; a hard link spanning directories counts once in every total that holds all
+# its names, also with the map spilled to disk (--link-memory 0); bad operands and depths are usage
 # errors; `.` and `..` print as du prints them; a closed pipe ends it quietly; killed with -9 at
-# random moments and resumed, its output (-o FILE, --top) is what an uninterrupted run gives.
+# random moments or stopped by SIGINT and resumed, its output (-o FILE, --top) is what an
+# uninterrupted run gives; on a failing filesystem (faultfs) failures are reported, exit 1, and
+# the values equal du's on the same mount.
 . "$(dirname "$0")/../lib.sh"
 S=$(scratch)
 export XDG_STATE_HOME=$S/state
@@ -186,4 +188,29 @@ if is_root; then
 	fi
 else
 	skip "--xdev: needs root to mount a filesystem inside the tree"
+fi
+
+# A failing filesystem (tests/faultfs): a directory that cannot be opened, one that cannot be read
+# to the end, a file whose stat fails: each reported with path, operation and reason, exit 1, and
+# every other value equal to du's on the same failing mount.
+if is_root && [ -e /dev/fuse ]; then
+	B=$S/backing
+	"$MKTREE" "$B/t" --files 2000 --fanout 100 --size 1000 >/dev/null
+	if mount_faultfs "$B" "$S/fm" --rule 'opendir:/t/d3:EIO' --rule 'readdir:/t/d5:EIO' \
+		--rule 'getattr:/t/d7/f7*:EIO'; then
+		for u in --inodes -b; do
+			"$MYRIAD" du --no-state -0 $u "$S/fm" 2>"$S/err" | sorted >"$S/mine"
+			rc=${PIPESTATUS[0]}
+			du -0 $u "$S/fm" 2>/dev/null | sorted >"$S/theirs"
+			expect_eq "faults, $u: exit 1" 1 $rc
+			check "faults, $u: every directory's value equals du's on the same mount" cmp -s "$S/mine" "$S/theirs"
+		done
+		grep -q "t/d3: open: Input/output error" "$S/err" && grep -q "t/d5: readdir: Input/output error" "$S/err" &&
+			grep -q "t/d7/f7.*: stat: Input/output error" "$S/err" &&
+			ok "faults: each reported with path, operation and reason" || fail "faults: stderr: $(head -c 400 "$S/err")"
+	else
+		fail "faultfs did not mount"
+	fi
+else
+	skip "faults: faultfs needs root and /dev/fuse"
 fi
