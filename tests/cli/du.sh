@@ -214,3 +214,25 @@ if is_root && [ -e /dev/fuse ]; then
 else
 	skip "faults: faultfs needs root and /dev/fuse"
 fi
+
+# Memory does not grow with the tree: peak RSS on 300k entries within 1.25x of 50k entries', and
+# on 100k subdirectories of one directory (each an open directory while it waits) within 1.25x of
+# 10k subdirectories' (-j 2: each worker's buffers are not per-file state).
+if [ -x /usr/bin/time ]; then
+	R=$S/rss
+	mkdir -p "$R"
+	if is_root && mount -t tmpfs -o size=2g,nr_inodes=1000000 tmpfs "$R"; then on_exit "umount '$R'"; fi
+	"$MKTREE" "$R/small" --files 50000 --fanout 1000 >/dev/null
+	"$MKTREE" "$R/large" --files 300000 --fanout 1000 >/dev/null
+	"$MKTREE" "$R/narrow" --dirs-only --files 10000 --fanout 10000 >/dev/null
+	"$MKTREE" "$R/wide" --dirs-only --files 100000 --fanout 100000 >/dev/null
+	for pair in small:large narrow:wide; do
+		a=${pair%%:*} b=${pair##*:}
+		ra=$(peak_rss_kib "$MYRIAD" du --no-state -j 2 -s "$R/$a")
+		rb=$(peak_rss_kib "$MYRIAD" du --no-state -j 2 -s "$R/$b")
+		[ "$rb" -le $((ra * 125 / 100)) ] && ok "memory: $b: peak RSS $rb KiB within 1.25x of $a's $ra KiB" ||
+			fail "memory: $b: peak RSS $rb KiB > 1.25 x $a's $ra KiB"
+	done
+else
+	skip "memory: GNU time is not installed"
+fi
