@@ -575,7 +575,7 @@ static int du_parse(int argc, char **argv, void *opts)
 		case 'h': o->human = true; break;
 		case 'd':
 			if (!parse_count(optarg, &n) || n > 1000000)
-				return usage_error("--max-depth: '%s' is not a number of levels from 0", optarg);
+				return usage_error("--max-depth: '%s' is not a number of levels from 0 to 1M", optarg);
 			o->max_depth = (long)n;
 			depth_set = true;
 			break;
@@ -589,7 +589,7 @@ static int du_parse(int argc, char **argv, void *opts)
 		case 'l': o->count_links = true; break;
 		case OPT_LINK_MEMORY:
 			if (!parse_size(optarg, &o->link_memory))
-				return usage_error("--link-memory: '%s' is not a size (e.g. 64M)", optarg);
+				return usage_error("--link-memory: '%s' is not a size from 0 to 16E-1 (e.g. 64M)", optarg);
 			break;
 		case 'o':
 			if (!job_output_ok("--output", optarg))
