@@ -91,13 +91,6 @@ cp "$MYRIAD" "$WORK/myriad" || bench_die "cannot copy $MYRIAD"
 MYRIAD_SRC=$MYRIAD MYRIAD=$WORK/myriad
 "$MYRIAD" --version >/dev/null 2>&1 || bench_die "$MYRIAD_SRC does not run (being rebuilt?)"
 
-human() {
-	awk -v n="$1" 'BEGIN {
-		if (n >= 1e6 && n % 1e5 == 0) { s = sprintf("%.1fM", n / 1e6) }
-		else if (n >= 1e3 && n % 100 == 0) { s = sprintf("%.1fk", n / 1e3) }
-		else { s = n }
-		sub(/\.0/, "", s); print s }'
-}
 secs_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
 
 # ---------------------------------------------------------------------------------------------
@@ -200,7 +193,6 @@ show_diff() {
 	fi
 }
 
-section() { echo; echo "== $1: $2"; }
 
 # ---------------------------------------------------------------------------------------------
 if want speed; then

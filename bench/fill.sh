@@ -91,14 +91,6 @@ LOOPBIN=$WORK/create_loop
 gcc -O2 -pthread -o "$LOOPBIN" "$TOP/bench/create_loop.c" || bench_die "cannot compile bench/create_loop.c"
 STATE=$WORK/fill FSLOG=$WORK/fs_mark.log
 
-# Human-readable counts for labels: 100000 -> 100k, 2000000 -> 2M.
-human() {
-	awk -v n="$1" 'BEGIN {
-		if (n >= 1e6 && n % 1e5 == 0) { s = sprintf("%.1fM", n / 1e6) }
-		else if (n >= 1e3 && n % 100 == 0) { s = sprintf("%.1fk", n / 1e3) }
-		else { s = n }
-		sub(/\.0/, "", s); print s }'
-}
 
 # ---------------------------------------------------------------------------------------------
 # The image: one loop device, made a fresh ext4 before every timed run (fresh_fs). Sized for the
@@ -205,7 +197,6 @@ versus() {
 	done
 }
 
-section() { echo; echo "== $1: $2"; }
 
 echo "== myriad fill bench: ext4 (${size_g}G sparse image, $inodes inodes, fresh mkfs before every run)," \
 	"$(human "$FILES") files, $RUNS rounds, $(nproc) CPUs, $(uname -r)"

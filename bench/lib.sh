@@ -20,6 +20,9 @@
 #                               record a bar (OP is >= <= < >) for bench_summary; INVALID when a
 #                               LABEL had non-zero exits
 #   bench_summary               print every recorded bar with its value and PASS/MISS
+#   human N                     a count for labels: 100000 -> 100k, 2000000 -> 2M
+#   section NAME TITLE          a section's header
+#   versus LIMIT A B...         ratio A against each B, each a bar "ratio >= LIMIT"
 #
 # Benchmarks are about ratios of medians between tools timed in alternation on the same tree, so
 # that noise (other load, cache state, CPU frequency) hits every tool alike.
@@ -288,4 +291,29 @@ bench_summary() {
 	printf '%-44s %-10s %12s  %s\n' BAR WANT MEASURED RESULT
 	[ ${#_bench_bars[@]} -gt 0 ] || { echo "(no bars measured)"; return 0; }
 	for b in "${_bench_bars[@]}"; do echo "$b"; done
+}
+
+# ---------------------------------------------------------------------------------------------
+# Shared by the bench scripts (a script may define its own variant after sourcing this file).
+
+# Human-readable counts for labels: 100000 -> 100k, 2000000 -> 2M.
+human() {
+	awk -v n="$1" 'BEGIN {
+		if (n >= 1e6 && n % 1e5 == 0) { s = sprintf("%.1fM", n / 1e6) }
+		else if (n >= 1e3 && n % 100 == 0) { s = sprintf("%.1fk", n / 1e3) }
+		else { s = n }
+		sub(/\.0/, "", s); print s }'
+}
+
+# section NAME TITLE: a header.
+section() { echo; echo "== $1: $2"; }
+
+# versus LIMIT A B...: print the ratio of A against each B and record a bar "ratio >= LIMIT" for each.
+versus() {
+	local limit=$1 a=$2 b
+	shift 2
+	for b in "$@"; do
+		ratio "$a" "$b"
+		bar_check "$a vs $b" "$RATIO" ">=" "$limit" "$a"
+	done
 }

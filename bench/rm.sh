@@ -77,14 +77,6 @@ MYRIAD_SRC=$MYRIAD MYRIAD=$WORK/myriad
 cp "$MYRIAD_SRC" "$MYRIAD" || bench_die "cannot copy $MYRIAD_SRC"
 "$MYRIAD" --version >/dev/null 2>&1 || bench_die "$MYRIAD_SRC does not run (being rebuilt?)"
 
-# Human-readable counts for labels: 100000 -> 100k, 2000000 -> 2M.
-human() {
-	awk -v n="$1" 'BEGIN {
-		if (n >= 1e6 && n % 1e5 == 0) { s = sprintf("%.1fM", n / 1e6) }
-		else if (n >= 1e3 && n % 100 == 0) { s = sprintf("%.1fk", n / 1e3) }
-		else { s = n }
-		sub(/\.0/, "", s); print s }'
-}
 secs_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
 
 # ---------------------------------------------------------------------------------------------

@@ -65,14 +65,6 @@ if [ -z "${MYRIAD:-}" ]; then
 fi
 [ -x "$MYRIAD" ] || bench_die "no executable myriad at $MYRIAD"
 
-# Human-readable counts for labels: 100000 -> 100k, 2000000 -> 2M.
-human() {
-	awk -v n="$1" 'BEGIN {
-		if (n >= 1e6 && n % 1e5 == 0) { s = sprintf("%.1fM", n / 1e6) }
-		else if (n >= 1e3 && n % 100 == 0) { s = sprintf("%.1fk", n / 1e3) }
-		else { s = n }
-		sub(/\.0/, "", s); print s }'
-}
 
 # ---------------------------------------------------------------------------------------------
 # Image and trees.
@@ -127,18 +119,7 @@ if want warm || want print0 || want stat || want cold; then
 	echo "   myriad walk says: $("$MYRIAD" walk --no-state "$T" 2>&1 | tail -n 1)" || true
 fi
 
-# section NAME TITLE: a header.
-section() { echo; echo "== $1: $2"; }
 
-# versus LIMIT A B...: print the ratio of A against each B and record a bar "ratio >= LIMIT" for each.
-versus() {
-	local limit=$1 a=$2 b
-	shift 2
-	for b in "$@"; do
-		ratio "$a" "$b"
-		bar_check "$a vs $b" "$RATIO" ">=" "$limit" "$a"
-	done
-}
 
 # ---------------------------------------------------------------------------------------------
 if want warm; then

@@ -7,7 +7,7 @@
 
 #include "util/util.h"
 
-const struct command *const commands[] = {&cmd_copy, &cmd_fill, &cmd_find, &cmd_jobs, &cmd_lifecycle,
+const struct command *const commands[] = {&cmd_copy, &cmd_du, &cmd_fill, &cmd_find, &cmd_jobs, &cmd_lifecycle,
 					   &cmd_report, &cmd_rm, &cmd_verify, &cmd_walk};
 const size_t ncommands = ARRAY_LEN(commands);
 

@@ -25,7 +25,8 @@ struct command {
 	void (*free)(void *opts);
 };
 
-extern const struct command cmd_copy, cmd_fill, cmd_find, cmd_jobs, cmd_lifecycle, cmd_report, cmd_rm, cmd_verify,
+extern const struct command cmd_copy, cmd_du, cmd_fill, cmd_find, cmd_jobs, cmd_lifecycle, cmd_report, cmd_rm,
+    cmd_verify,
     cmd_walk;
 
 /* Every command, in the order `myriad --help` lists them, and their number. */

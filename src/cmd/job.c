@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "cmd/cmds.h"
+#include "engine/walk.h"
+#include "report/progress.h"
 #include "report/outfile.h"
 #include "state/ser.h"
 #include "util/signals.h"
@@ -459,4 +461,27 @@ int apply_ionice(int ioprio)
 int write_json_file(const char *path, const struct sbuf *doc)
 {
 	return outfile_write_file(path, doc->data, doc->len);
+}
+
+int job_check_dirs(char *const *dirs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (stat(dirs[i], &st) != 0)
+			return usage_error("%s: %s", dirs[i], strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			return usage_error("%s: not a directory", dirs[i]);
+	}
+	return 0;
+}
+
+void job_walk_progress(struct sbuf *line, struct walk *w, const char *cmd, uint64_t entries, uint64_t dirs,
+		       const char *after)
+{
+	double el = walk_elapsed(w);
+	char b[32];
+	sbuf_printf(line, "%s: ", cmd);
+	progress_format(line, "entries", entries, 0, el, el > 0 ? entries / el : 0, walk_errors(w));
+	sbuf_printf(line, " (%s %s%s)", fmt_count(b, dirs), plural(dirs, "directory", "directories"), after);
+	walk_stuck(w, line, 5);
 }

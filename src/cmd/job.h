@@ -137,6 +137,16 @@ const char *job_snapshot_name(const struct job *j);
  */
 enum run_result job_execute(struct job *j, const struct run_hooks *h);
 
+struct walk;
+/* The progress line of a command over the walk engine: "CMD: " the entries, rate and errors, then
+ * " (N directories" after ")" and the workers stuck in the kernel, if any. */
+void job_walk_progress(struct sbuf *line, struct walk *w, const char *cmd, uint64_t entries, uint64_t dirs,
+		       const char *after);
+
+/* Are the operands existing directories (a symlink to one is)? 0, or EXIT_USAGE after a usage
+ * error naming the first that is not. */
+int job_check_dirs(char *const *dirs, size_t n);
+
 /* Start a job's identity blob with the command's name (then add operands and options). */
 void job_identity(struct sbuf *id, const char *cmd);
 

@@ -18,7 +18,6 @@
 #include "engine/walk.h"
 #include "report/json.h"
 #include "report/outfile.h"
-#include "report/progress.h"
 #include "util/util.h"
 
 static const char walk_help[] =
@@ -189,12 +188,7 @@ static void on_progress(void *ctx, struct sbuf *line)
 	walk_lock(c->walk);
 	uint64_t n = total_entries(&c->t), dirs = c->t.by_type[T_D];
 	walk_unlock(c->walk);
-	double el = walk_elapsed(c->walk);
-	char b[32];
-	sbuf_adds(line, "walk: ");
-	progress_format(line, "entries", n, 0, el, el > 0 ? n / el : 0, walk_errors(c->walk));
-	sbuf_printf(line, " (%s %s)", fmt_count(b, dirs), plural(dirs, "directory", "directories"));
-	walk_stuck(c->walk, line, 5);
+	job_walk_progress(line, c->walk, "walk", n, dirs, "");
 }
 
 static void on_sync(void *ctx)
@@ -400,13 +394,8 @@ static int walk_run(void *opts)
 	struct walk_opts *o = opts;
 	struct walk_cmd c = {.type_mask = o->type_mask, .print = o->print, .stat = o->stat, .output = o->output};
 	struct throttle throttle;
-	for (size_t i = 0; i < o->nroots; i++) {
-		struct stat st;
-		if (stat(o->roots[i], &st) != 0)
-			return usage_error("%s: %s", o->roots[i], strerror(errno));
-		if (!S_ISDIR(st.st_mode))
-			return usage_error("%s: not a directory", o->roots[i]);
-	}
+	if (job_check_dirs(o->roots, o->nroots) != 0)
+		return EXIT_USAGE;
 	/* Up to 8 per CPU (at least 16) when reads wait on the disk; one per CPU to start with. */
 	int threads = job_threads(&o->jo, 8, 16, 128);
 

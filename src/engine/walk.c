@@ -11,7 +11,11 @@
  *
  * Snapshot ("MYRWALK1", see ser.h): elapsed ns, sessions, error count and --errors length, the
  * visitor's blob, then every record of the stack and every worker's current directory with the
- * cookie of its last committed batch.
+ * cookie of its last committed batch. A post-order walk that resumes exactly (no
+ * restart_on_resume) saves every open directory instead, parents before children: the frontier's
+ * records and the directories that wait for them, each with its parent's number, its flags and
+ * the visitor's per-directory state; a resume rebuilds that tree, so every directory still gets
+ * its one dir_done, with its whole state.
  */
 #include "engine/walk.h"
 
@@ -47,6 +51,9 @@ struct rec {
 	bool keep;          /* post-order: something under it stays */
 	bool unread;        /* it could not be opened or read to the end */
 	bool mount;         /* with xdev: a mount point, left alone */
+	uint64_t snap;      /* tree snapshots: the last one that saved it, its number there, and the */
+	uint64_t front;     /* last one that found it on the frontier (to be read on) */
+	uint32_t idx;
 	uint32_t root;
 	uint32_t relstart;
 	uint32_t pathlen;
@@ -66,7 +73,7 @@ struct worker {
 	struct held held[HELD_MAX]; /* oldest first */
 	int nheld;
 	struct rec *cur;
-	const struct rec *finishing; /* post-order: the directory its dir_done is on */
+	struct rec *finishing; /* post-order: the directory its dir_done is on */
 	_Atomic uint64_t since; /* when it started its current entry or directory (the stuck report) */
 	void *local;
 	struct errbatch errs;
@@ -104,14 +111,33 @@ struct walk {
 	uint64_t prev_ns;
 	uint64_t sessions;
 	_Atomic uint64_t serials; /* the last record number given */
+	bool tree_snap;        /* post-order, resumed exactly: snapshots save the open directories */
+	uint64_t snap_epoch;
+	struct rec **ready;    /* resumed directories with nothing left under them: finished at start */
+	size_t nready;
+	struct sbuf snap_recs; /* scratch of walk_snapshot */
+	struct rec **chain;    /* scratch of walk_snapshot: a record's unsaved ancestors */
+	size_t capchain;
 };
 
-static struct rec *rec_new(struct walk *w, uint32_t root, const char *path, size_t pathlen, size_t relstart, uint64_t cookie)
+/* The visitor's per-directory state sits after the path, aligned. */
+static size_t state_off(size_t pathlen) { return (sizeof(struct rec) + pathlen + 1 + 15) & ~(size_t)15; }
+static void *rec_state(const struct walk *w, struct rec *r)
 {
-	struct rec *r = xmalloc(sizeof(*r) + pathlen + 1);
+	return w->cfg.visitor.dir_state ? (char *)r + state_off(r->pathlen) : NULL;
+}
+
+static struct rec *rec_new(struct walk *w, uint32_t root, const char *path, size_t pathlen, size_t relstart,
+			   uint64_t cookie)
+{
+	size_t ss = w->cfg.visitor.dir_state;
+	struct rec *r = xmalloc(ss ? state_off(pathlen) + ss : sizeof(*r) + pathlen + 1);
+	if (ss)
+		memset((char *)r + state_off(pathlen), 0, ss);
 	r->cookie = cookie;
 	r->serial = atomic_fetch_add_explicit(&w->serials, 1, memory_order_relaxed) + 1;
 	r->pserial = 0;
+	r->snap = r->front = 0;
 	r->parent = NULL;
 	r->pending = 1;
 	r->keep = false;
@@ -197,23 +223,31 @@ static void add_kid(struct worker *wk, const struct rec *parent, const struct wa
 	}
 	struct rec *kid = rec_new(wk->w, parent->root, p->data, p->len, relstart, 0);
 	kid->pserial = parent->serial;
+	if (wk->w->cfg.visitor.dir_init)
+		wk->w->cfg.visitor.dir_init(wk->w->cfg.visitor.ctx, rec_state(wk->w, kid), e);
 	wk->kids[wk->nkids++] = kid;
 }
 
-/* Post-order: finish r and every ancestor it was the last to wait for, deepest first. A directory
- * whose removal failed (dir_done returns true) keeps its parents, as a failure under it would. */
+/* Post-order: finish r (wk->finishing already) and every ancestor it was the last to wait for,
+ * deepest first. A directory whose removal failed (dir_done returns true) keeps its parents, as a
+ * failure under it would. What its dir_done did is committed, its state folded into its parent's
+ * and the directory released in one step under the lock: a snapshot has it wholly before or after. */
 static void finish_chain(struct worker *wk, struct rec *r)
 {
 	struct walk *w = wk->w;
-	pthread_mutex_lock(&w->lock);
-	wk->finishing = r;
-	pthread_mutex_unlock(&w->lock);
 	while (r) {
-		struct walk_dir d = {r->path, r->pathlen, -1, r->root, w->rootfd[r->root], r->relstart, r->unread, r->mount};
+		struct walk_dir d = {r->path,	    r->pathlen, -1,	  r->root,	    w->rootfd[r->root],
+				     r->relstart, r->unread,  r->mount, rec_state(w, r)};
 		atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
 		bool stays = w->cfg.visitor.dir_done(w->cfg.visitor.ctx, wk->local, &d, r->keep, &wk->errs);
 		pthread_mutex_lock(&w->lock);
+		while (w->stopping) /* the final snapshot has this directory: change nothing */
+			pthread_cond_wait(&w->cond, &w->lock);
 		struct rec *p = r->parent, *next = NULL;
+		if (p && w->cfg.visitor.dir_fold)
+			w->cfg.visitor.dir_fold(w->cfg.visitor.ctx, rec_state(w, p), &d);
+		w->cfg.visitor.commit(w->cfg.visitor.ctx, wk->local);
+		errlog_commit(w->cfg.errlog, &wk->errs);
 		if (p) {
 			p->keep |= r->keep || stays;
 			if (--p->pending == 0)
@@ -265,7 +299,7 @@ static bool commit(struct worker *wk, struct rec *r, bool done)
 	if (done || park) {
 		wk->cur = NULL;
 		if (post && done && --r->pending == 0)
-			finished = r; /* the worker stays busy until its chain is finished */
+			wk->finishing = finished = r; /* the worker stays busy until its chain is finished */
 		else
 			w->busy--;
 	}
@@ -283,8 +317,6 @@ static bool commit(struct worker *wk, struct rec *r, bool done)
 	if (finished) {
 		finish_chain(wk, finished);
 		pthread_mutex_lock(&w->lock);
-		w->cfg.visitor.commit(w->cfg.visitor.ctx, wk->local);
-		errlog_commit(w->cfg.errlog, &wk->errs);
 		w->busy--;
 		if (w->busy == 0 && w->nstack == 0) {
 			atomic_store(&w->finished, true);
@@ -483,7 +515,8 @@ static void visit_dir(struct worker *wk, struct rec *r)
 	if (r->cookie && lseek(fd, (off_t)r->cookie, SEEK_SET) < 0)
 		goto fail;
 	wk->pending_cookie = r->cookie;
-	struct walk_dir d = {r->path, r->pathlen, fd, r->root, w->rootfd[r->root], r->relstart, false, false};
+	struct walk_dir d = {r->path, r->pathlen, fd, r->root, w->rootfd[r->root], r->relstart, false, false,
+			     rec_state(w, r)};
 	size_t size = buf_size_for(r->pathlen);
 	for (;;) {
 		ssize_t n = dir_read(fd, wk->buf, size);
@@ -534,9 +567,11 @@ static void visit_roots(struct walk *w)
 {
 	struct worker *wk = &w->workers[0];
 	bool *enter = xcalloc(w->cfg.nroots, sizeof(*enter));
+	struct rec **recs = xcalloc(w->cfg.nroots, sizeof(*recs));
 	for (size_t i = 0; i < w->cfg.nroots; i++) {
 		const char *p = w->cfg.roots[i];
-		struct walk_entry e = {p, strlen(p), DT_DIR, 0, NULL};
+		size_t len = strlen(p);
+		struct walk_entry e = {p, len, DT_DIR, 0, NULL};
 		if (statx(w->rootfd[i], "", AT_EMPTY_PATH, w->cfg.stat_mask | STATX_TYPE | STATX_INO, &wk->stx[0]) == 0) {
 			e.ino = wk->stx[0].stx_ino;
 			e.stx = w->cfg.stat_mask ? &wk->stx[0] : NULL;
@@ -546,15 +581,19 @@ static void visit_roots(struct walk *w)
 		}
 		w->cfg.visitor.entry(w->cfg.visitor.ctx, wk->local, NULL, &e, &wk->errs);
 		enter[i] = !w->cfg.visitor.enter || w->cfg.visitor.enter(w->cfg.visitor.ctx, wk->local, NULL, &e);
+		recs[i] = rec_new(w, i, p, len, len, 0);
+		if (w->cfg.visitor.dir_init)
+			w->cfg.visitor.dir_init(w->cfg.visitor.ctx, rec_state(w, recs[i]), &e);
 	}
 	w->cfg.visitor.commit(w->cfg.visitor.ctx, wk->local);
 	errlog_commit(w->cfg.errlog, &wk->errs);
 	for (size_t i = w->cfg.nroots; i-- > 0;) {
-		const char *p = w->cfg.roots[i];
-		size_t len = strlen(p);
 		if (enter[i] && !atomic_load(&w->cancelled))
-			stack_push(w, rec_new(w, i, p, len, len, 0));
+			stack_push(w, recs[i]);
+		else
+			free(recs[i]);
 	}
+	free(recs);
 	free(enter);
 }
 
@@ -564,6 +603,58 @@ static void save_rec(struct sbuf *b, const struct rec *r)
 	ser_u64(b, r->cookie);
 	ser_u64(b, r->relstart);
 	ser_bytes(b, r->path, r->pathlen);
+}
+
+enum { REC_FRONTIER = 1, REC_KEEP = 2, REC_UNREAD = 4, REC_MOUNT = 8 };
+
+/* Tree snapshots: save r after those of its ancestors not saved yet, each with its parent's number
+ * (0: an operand), flags (the frontier's: still to be read from its cookie) and state. */
+static void save_open(struct walk *w, struct rec *r, size_t *n)
+{
+	size_t len = 0;
+	for (struct rec *a = r; a && a->snap != w->snap_epoch; a = a->parent) {
+		if (len == w->capchain) {
+			w->capchain = w->capchain ? 2 * w->capchain : 64;
+			w->chain = xrealloc(w->chain, w->capchain * sizeof(*w->chain));
+		}
+		w->chain[len++] = a;
+	}
+	while (len-- > 0) {
+		struct rec *a = w->chain[len];
+		struct sbuf *b = &w->snap_recs;
+		a->snap = w->snap_epoch;
+		a->idx = (uint32_t)(*n)++;
+		ser_u64(b, a->parent ? a->parent->idx + 1 : 0);
+		ser_u64(b, (a->front == w->snap_epoch ? REC_FRONTIER : 0) | (a->keep ? REC_KEEP : 0) |
+			       (a->unread ? REC_UNREAD : 0) | (a->mount ? REC_MOUNT : 0));
+		save_rec(b, a);
+		ser_bytes(b, rec_state(w, a), w->cfg.visitor.dir_state);
+	}
+}
+
+static void save_tree(struct walk *w, struct sbuf *b)
+{
+	size_t n = 0;
+	w->snap_epoch++;
+	sbuf_clear(&w->snap_recs);
+	/* A parked directory can be above some of its descendants on the stack: mark first. */
+	for (size_t i = 0; i < w->nstack; i++)
+		w->stack[i]->front = w->snap_epoch;
+	for (int i = 0; i < w->cfg.threads; i++)
+		if (w->workers[i].cur)
+			w->workers[i].cur->front = w->snap_epoch;
+	for (size_t i = 0; i < w->nready; i++)
+		save_open(w, w->ready[i], &n);
+	for (size_t i = 0; i < w->nstack; i++)
+		save_open(w, w->stack[i], &n);
+	for (int i = 0; i < w->cfg.threads; i++) {
+		if (w->workers[i].cur)
+			save_open(w, w->workers[i].cur, &n);
+		if (w->workers[i].finishing)
+			save_open(w, w->workers[i].finishing, &n);
+	}
+	ser_u64(b, n);
+	sbuf_add(b, w->snap_recs.data, w->snap_recs.len);
 }
 
 static void walk_snapshot(void *ctx, struct sbuf *b, bool stop)
@@ -581,6 +672,12 @@ static void walk_snapshot(void *ctx, struct sbuf *b, bool stop)
 	w->cfg.visitor.save(w->cfg.visitor.ctx, &v);
 	ser_bytes(b, v.data, v.len);
 	sbuf_free(&v);
+	if (w->tree_snap) {
+		save_tree(w, b);
+		ser_end(b);
+		pthread_mutex_unlock(&w->lock);
+		return;
+	}
 	size_t n = w->nstack;
 	for (int i = 0; i < w->cfg.threads; i++)
 		n += w->workers[i].cur != NULL;
@@ -625,6 +722,64 @@ static bool rec_valid(const struct walk *w, uint64_t root, const char *p, size_t
 	return true;
 }
 
+/* Tree snapshots: rebuild the open directories. The frontier's go on the stack; one with nothing
+ * left under it (its dir_done was under way) waits in ready for walk_start. */
+static bool load_tree(struct walk *w, struct deser *d)
+{
+	uint64_t n = deser_u64(d);
+	struct rec **all = NULL;
+	bool *front = NULL, ok = true;
+	size_t nall = 0, cap = 0;
+	for (uint64_t i = 0; i < n && !d->bad; i++) {
+		uint64_t pidx = deser_u64(d), flags = deser_u64(d);
+		uint64_t root = deser_u64(d), cookie = deser_u64(d), relstart = deser_u64(d);
+		size_t len, slen;
+		const char *p = deser_bytes(d, &len);
+		const void *st = deser_bytes(d, &slen);
+		struct rec *parent = !d->bad && pidx && pidx <= nall ? all[pidx - 1] : NULL;
+		ok = !d->bad && pidx <= nall && flags <= 15 && slen == w->cfg.visitor.dir_state &&
+		     rec_valid(w, root, p, len, relstart);
+		/* An operand, or a directory below its parent's path. */
+		if (ok && !parent)
+			ok = relstart == len;
+		else if (ok)
+			ok = parent->root == root && len > parent->pathlen + 1 &&
+			     !memcmp(p, parent->path, parent->pathlen);
+		if (!ok)
+			break;
+		struct rec *r = rec_new(w, root, p, len, relstart, cookie);
+		if (slen)
+			memcpy(rec_state(w, r), st, slen);
+		r->pending = flags & REC_FRONTIER ? 1 : 0;
+		r->keep = flags & REC_KEEP;
+		r->unread = flags & REC_UNREAD;
+		r->mount = flags & REC_MOUNT;
+		r->parent = parent;
+		if (parent)
+			parent->pending++;
+		if (nall == cap) {
+			cap = cap ? 2 * cap : 64;
+			all = xrealloc(all, cap * sizeof(*all));
+			front = xrealloc(front, cap * sizeof(*front));
+		}
+		front[nall] = flags & REC_FRONTIER;
+		all[nall++] = r;
+	}
+	for (size_t i = 0; i < nall; i++) {
+		if (!ok || d->bad)
+			free(all[i]);
+		else if (front[i])
+			stack_push(w, all[i]);
+		else if (all[i]->pending == 0) {
+			w->ready = xrealloc(w->ready, (w->nready + 1) * sizeof(*w->ready));
+			w->ready[w->nready++] = all[i];
+		}
+	}
+	free(all);
+	free(front);
+	return ok && !d->bad;
+}
+
 /*
  * Restore the walk from a snapshot. Everything is decoded and checked before anything changes
  * outside memory (the --errors file is truncated back only then), so an unusable snapshot leaves
@@ -647,7 +802,11 @@ static bool load_snapshot(struct walk *w, const struct sbuf *snap)
 		why = "the command's counters are malformed";
 		goto bad;
 	}
-	uint64_t n = deser_u64(&d);
+	if (w->tree_snap && !load_tree(w, &d)) {
+		why = "an open directory's record is malformed";
+		goto bad;
+	}
+	uint64_t n = w->tree_snap ? 0 : deser_u64(&d);
 	for (uint64_t i = 0; i < n && !d.bad; i++) {
 		uint64_t root = deser_u64(&d), cookie = deser_u64(&d), relstart = deser_u64(&d);
 		size_t len;
@@ -711,6 +870,7 @@ struct walk *walk_new(const struct walk_config *cfg, const struct sbuf *snapshot
 	}
 	w->sessions = 1;
 	w->start_ns = now_ns();
+	w->tree_snap = cfg->visitor.dir_done && !cfg->restart_on_resume;
 	if (snapshot) {
 		if (!load_snapshot(w, snapshot)) {
 			walk_free(w);
@@ -719,7 +879,7 @@ struct walk *walk_new(const struct walk_config *cfg, const struct sbuf *snapshot
 	} else {
 		visit_roots(w);
 	}
-	if (w->nstack == 0)
+	if (w->nstack == 0 && w->nready == 0)
 		atomic_store(&w->finished, true);
 	return w;
 }
@@ -750,6 +910,19 @@ void walk_start(struct walk *w)
 	int n = w->cfg.min_threads > 0 && w->cfg.min_threads < w->cfg.threads ? w->cfg.min_threads : w->cfg.threads;
 	w->tick_wall = now_ns();
 	w->tick_cpu = cpu_ns();
+	/* Resumed directories whose dir_done was under way: finished first, on this thread. */
+	if (w->nready) {
+		struct worker *wk = &w->workers[0];
+		for (size_t i = 0; i < w->nready; i++) {
+			wk->finishing = w->ready[i];
+			finish_chain(wk, w->ready[i]);
+		}
+		w->nready = 0;
+		if (w->nstack == 0) {
+			atomic_store(&w->finished, true);
+			sig_wake();
+		}
+	}
 	start_workers(w, n);
 }
 
@@ -826,6 +999,11 @@ void walk_free(struct walk *w)
 	}
 	for (size_t i = 0; i < w->nstack; i++)
 		free(w->stack[i]);
+	for (size_t i = 0; i < w->nready; i++)
+		free(w->ready[i]);
+	free(w->ready);
+	free(w->chain);
+	sbuf_free(&w->snap_recs);
 	for (size_t i = 0; i < w->cfg.nroots; i++)
 		if (w->rootfd[i] >= 0)
 			close(w->rootfd[i]);

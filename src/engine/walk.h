@@ -36,6 +36,9 @@ struct walk_dir {
 	bool unread;      /* in dir_done: it could not be opened or read to the end (reported) */
 	bool mount;       /* in dir_done, with xdev: a mount point (another filesystem or a bind
 			   * mount), not walked into */
+	void *state;      /* with visitor.dir_state: this directory's state. In entry, only to be
+			   * remembered (the visitor writes it in commit, under the engine lock, so that
+			   * a snapshot is exact); complete, read-only, in dir_done */
 };
 
 /* One entry. stx is set when the walk stats entries (walk_config.stat_mask). An entry whose stat
@@ -80,6 +83,18 @@ struct walk_visitor {
 	/* Append the command's part of a snapshot / read it back (engine lock held). */
 	void (*save)(void *ctx, struct sbuf *b);
 	bool (*load)(void *ctx, struct deser *d);
+	/*
+	 * Optional, post-order only: dir_state bytes of state kept with every directory from when it
+	 * is found until its dir_done has run (roll-ups such as du's totals: memory follows the open
+	 * directories, not the entries). dir_init fills it (zeroed) from the directory's own entry,
+	 * as its parent's entry saw it (an operand: as visited), before it is read; dir_fold adds a
+	 * finished directory's state (d->state) into its parent's (engine lock held), in the same step
+	 * as the commit that follows its dir_done (every dir_done is followed by a commit of its own). With dir_state and without restart_on_resume, a snapshot
+	 * holds every open directory with its state, and a resume continues them exactly.
+	 */
+	size_t dir_state;
+	void (*dir_init)(void *ctx, void *state, const struct walk_entry *e);
+	void (*dir_fold)(void *ctx, void *parent, const struct walk_dir *d); /* d->state: the child's */
 };
 
 struct walk_config {

@@ -10,6 +10,7 @@
  *   identity      the job's identity blob, compared on resume
  *   snapshot      the last complete snapshot (written as snapshot.tmp, fsynced, renamed)
  *   progress      the progress line at that snapshot, for the resume notice and `myriad jobs`
+ *   links         du's journal of hard-linked inodes met (ckpt_open_file)
  * The marker's modification time is when the job started (--fresh dates it anew).
  * Those names (and their .tmp) are the only entries myriad creates, opens for writing or removes
  * there, never through a symbolic link.
@@ -41,11 +42,11 @@ static const char made_by_user[] = "made-by: user\n";
  * identity goes last but for the lock (see ckpt_finish), the marker after everything. */
 static const char *const own_names[] = {"snapshot", "snapshot.tmp", "progress", "progress.tmp", "identity.tmp",
 					"command",  "command.tmp",  "identity", "lock",		"tally",
-					"tally.tmp", MARKER ".tmp", MARKER}; /* tally: state/tally.h */
+					"tally.tmp", "links",	     MARKER ".tmp", MARKER}; /* tally: state/tally.h */
 /* What --fresh discards: the earlier run's progress and counts (its identity last, as in
  * ckpt_finish). */
 static const char *const run_names[] = {"snapshot", "snapshot.tmp", "progress", "progress.tmp", "tally",
-					"tally.tmp", "identity.tmp", "identity"};
+					"tally.tmp", "links",	     "identity.tmp", "identity"};
 
 /* errno for an entry of ours that is not a regular file of its own (a FIFO, a hard link...). */
 #define ENOTOWN EMEDIUMTYPE
@@ -517,6 +518,14 @@ int ckpt_load(struct ckpt *c, struct sbuf *buf)
 }
 
 bool ckpt_started(const struct ckpt *c) { return c && c->started; }
+
+int ckpt_open_file(const struct ckpt *c, const char *name)
+{
+	int fd = open_own(c->dirfd, name, O_RDWR | O_CREAT);
+	if (fd >= 0) /* blocking again, for plain reads and writes */
+		(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
 
 const struct ckpt_info *ckpt_previous(const struct ckpt *c) { return c->prev; }
 

@@ -87,6 +87,10 @@ int ckpt_load(struct ckpt *c, struct sbuf *buf);
  */
 bool ckpt_started(const struct ckpt *c);
 
+/* Open (creating it) a file of the job's own beside the snapshot, for reading and writing: one of
+ * the names ckpt.c lists (removed with the state), never through a link. fd, or -1 with errno. */
+int ckpt_open_file(const struct ckpt *c, const char *name);
+
 /* Replace the snapshot atomically and durably. 0, or -1 with a message on stderr. */
 int ckpt_save(struct ckpt *c, const void *data, size_t len);
 

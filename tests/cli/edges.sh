@@ -40,6 +40,7 @@ runit() {
 operands() {
 	case $1 in
 	walk) echo "src" ;;
+	du) echo "-s src" ;;
 	fill) echo "-n 3 %T" ;;
 	verify) echo "fill" ;;
 	rm) echo "%T" ;;
@@ -71,7 +72,7 @@ edge() {
 }
 
 # ---- the options every long command shares ----
-for cmd in walk fill verify rm copy; do
+for cmd in walk du fill verify rm copy; do
 	# shellcheck disable=SC2046
 	ops=$(operands $cmd)
 	before=$bad
@@ -92,16 +93,16 @@ runit walk --progress 0 src
 [ $rc = 0 ] && [ ! -s "$W/err" ] && ok "walk --progress 0 prints nothing on stderr" ||
 	fail "walk --progress 0: exit $rc, stderr: $(head -c 200 "$W/err" | tr "\n" " ")"
 
-# ---- --rate (walk, fill, rm, copy): 0 refused, 1 runs slowly but runs ----
+# ---- --rate (walk, du, fill, rm, copy): 0 refused, 1 runs slowly but runs ----
 before=$bad
 OPTNAME=--rate
-for cmd in walk fill rm copy; do
+for cmd in walk du fill rm copy; do
 	ops=$(operands $cmd)
 	for v in 5000 $MAX64; do edge run $cmd --rate $v $ops; done
 	for v in 0 18446744073709551616 "${GARBAGE[@]}"; do edge refuse $cmd --rate "$v" $ops; done
 done
 edge run fill --rate 1 -n 2 %T
-[ $bad = "$before" ] && ok "--rate of walk, fill, rm, copy at 0, 1, max, past max and garbage"
+[ $bad = "$before" ] && ok "--rate of walk, du, fill, rm, copy at 0, 1, max, past max and garbage"
 
 # ---- fill ----
 before=$bad
@@ -161,6 +162,19 @@ for cmd in rm copy; do
 	for v in be:8 be:-1 be: "${GARBAGE[@]}"; do edge refuse $cmd --ionice "$v" $(operands $cmd); done
 done
 [ $bad = "$before" ] && ok "copy: --bwlimit, --max-errors, --link-memory, --max-delete, --cgroup-io; rm/copy --ionice"
+
+# ---- du: --max-depth, --top, --link-memory ----
+before=$bad
+OPTNAME=--max-depth
+for v in 0 1 1M; do edge run du --max-depth $v -o "$W/o" src; done
+for v in 1000001 "${GARBAGE[@]}"; do edge refuse du --max-depth "$v" -o "$W/o" src; done
+OPTNAME=--top
+for v in 1 1M; do edge run du --top $v src; done
+for v in 0 1000001 "${GARBAGE[@]}"; do edge refuse du --top "$v" src; done
+OPTNAME=--link-memory
+for v in 0 1 64M 15E $MAX64; do edge run du --link-memory $v -s src; done
+for v in 16E 18446744073709551616 "${GARBAGE[@]}"; do edge refuse du --link-memory "$v" -s src; done
+[ $bad = "$before" ] && ok "du: --max-depth, --top, --link-memory at 0, 1, max, past max and garbage"
 
 # --link-memory 0: every hard link goes through the spill file and is still made a link.
 mkdir -p hl/x && echo a >hl/a && ln hl/a hl/x/l1 && ln hl/a hl/x/l2

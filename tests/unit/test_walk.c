@@ -4,7 +4,9 @@
  * inode_order a directory's entries come in inode order; a subtree moved out of the tree mid-walk
  * is left alone with open_by_path and read on without; a walk stopped by a snapshot and
  * resumed from it with walk_new(snapshot) ends with the totals of an uninterrupted walk; a directory
- * enter refuses is visited but not read; walk_cancel ends a walk after the buffer being visited. */
+ * enter refuses is visited but not read; walk_cancel ends a walk after the buffer being visited;
+ * per-directory state (dir_state) rolls up into parents, and a stopped walk resumed gives every
+ * directory once with the total of an uninterrupted one. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -534,6 +536,158 @@ static void cancel_ends_the_walk(void **state)
 	errlog_close(&el);
 }
 
+/* ---- per-directory state (dir_state): du's roll-up ---- */
+
+struct dlocal {
+	uint64_t n;   /* non-directories of dir in this batch */
+	uint64_t *dir;
+	struct sbuf done; /* "COUNT PATH\0" per finished directory */
+};
+
+static bool d_entry(void *ctx, void *local, const struct walk_dir *d, const struct walk_entry *e,
+		    struct errbatch *errs)
+{
+	struct dlocal *l = local;
+	if (d && e->type != DT_DIR) {
+		l->dir = d->state;
+		l->n++;
+	}
+	return false;
+}
+
+static void d_init(void *ctx, void *state, const struct walk_entry *e) { *(uint64_t *)state = 1; }
+
+static void d_fold(void *ctx, void *parent, const struct walk_dir *d)
+{
+	*(uint64_t *)parent += *(const uint64_t *)d->state;
+}
+
+static bool d_done(void *ctx, void *local, const struct walk_dir *d, bool keep, struct errbatch *errs)
+{
+	struct dlocal *l = local;
+	sbuf_printf(&l->done, "%llu %.*s", (unsigned long long)*(uint64_t *)d->state, (int)d->pathlen, d->path);
+	sbuf_addc(&l->done, 0);
+	return false;
+}
+
+static void d_commit(void *ctx, void *local)
+{
+	struct seen *s = ctx;
+	struct dlocal *l = local;
+	if (l->dir)
+		*l->dir += l->n;
+	sbuf_add(&s->done, l->done.data, l->done.len);
+	sbuf_clear(&l->done);
+	l->n = 0;
+	l->dir = NULL;
+}
+
+static void d_local_free(void *ctx, void *local) { sbuf_free(&((struct dlocal *)local)->done); }
+
+static struct walk_config dconfig(struct seen *s, char **roots, struct errlog *el)
+{
+	struct walk_config cfg = {
+	    .roots = roots,
+	    .nroots = 1,
+	    .threads = 3,
+	    .visitor = {.ctx = s, .local_size = sizeof(struct dlocal), .entry = d_entry, .dir_done = d_done,
+			.commit = d_commit, .local_free = d_local_free, .save = v_save, .load = v_load,
+			.dir_state = sizeof(uint64_t), .dir_init = d_init, .dir_fold = d_fold},
+	    .errlog = el,
+	};
+	return cfg;
+}
+
+static int strcmp_ptr(const char *const *a, const char *const *b) { return strcmp(*a, *b); }
+
+/* The "COUNT PATH" records of b, sorted, one per line. */
+static char *sorted_records(const struct sbuf *b)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < b->len; i += strlen(b->data + i) + 1)
+		n++;
+	const char **r = calloc(n + 1, sizeof(*r));
+	n = 0;
+	for (size_t i = 0; i < b->len; i += strlen(b->data + i) + 1)
+		r[n++] = b->data + i;
+	qsort(r, n, sizeof(*r), (int (*)(const void *, const void *))strcmp_ptr);
+	struct sbuf out = {0};
+	for (size_t i = 0; i < n; i++)
+		sbuf_printf(&out, "%s\n", r[i]);
+	free(r);
+	sbuf_addc(&out, 0);
+	return out.data;
+}
+
+/* 6 x 6 directories of 30 files: every directory's total (itself, its files, what is under it)
+ * comes once, and a walk stopped part-way and resumed from its snapshot (its open directories and
+ * their totals in it) gives each directory once, with the total of an uninterrupted walk. */
+static void dir_state_rolls_up_and_resumes_exactly(void **state)
+{
+	char dir[64];
+	strcpy(dir, "/tmp/myriad-unit-walk.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	strcpy(top, dir);
+	char name[64];
+	for (int i = 0; i < 6; i++) {
+		snprintf(name, sizeof(name), "d%d", i);
+		mk(name, true);
+		for (int j = 0; j < 6; j++) {
+			snprintf(name, sizeof(name), "d%d/e%d", i, j);
+			mk(name, true);
+			for (int k = 0; k < 30; k++) {
+				snprintf(name, sizeof(name), "d%d/e%d/f%d", i, j, k);
+				mk(name, false);
+			}
+		}
+	}
+	char *roots[] = {dir};
+	struct seen whole = {0};
+	struct errlog el0 = {0};
+	struct walk_config cfg0 = dconfig(&whole, roots, &el0);
+	run_walk(&cfg0, NULL);
+	char *want = sorted_records(&whole.done);
+	char line[128];
+	snprintf(line, sizeof(line), "%d %s\n", 1 + 6 + 36 + 36 * 30, dir);
+	assert_non_null(strstr(want, line));
+	snprintf(line, sizeof(line), "%d %s/d3\n", 1 + 6 + 6 * 30, dir);
+	assert_non_null(strstr(want, line));
+
+	struct seen first = {0};
+	struct errlog el1 = {0};
+	struct throttle th;
+	throttle_init(&th, 2000);
+	struct walk_config cfg1 = dconfig(&first, roots, &el1);
+	cfg1.throttle = &th;
+	struct walk *w1 = walk_new(&cfg1, NULL);
+	assert_non_null(w1);
+	struct run_hooks h1 = walk_run_hooks(w1, NULL, NULL);
+	walk_start(w1);
+	usleep(300000);
+	struct sbuf snap = {0};
+	h1.snapshot(h1.ctx, &snap, true);
+	walk_lock(w1);
+	size_t at = first.done.len;
+	walk_unlock(w1);
+	assert_true(at > 0 && !h1.done(h1.ctx)); /* really part-way */
+
+	struct seen rest = {0};
+	struct errlog el2 = {0};
+	struct walk_config cfg2 = dconfig(&rest, roots, &el2);
+	sbuf_add(&rest.done, first.done.data, at); /* what the stopped walk had committed */
+	run_walk(&cfg2, &snap);
+	char *got = sorted_records(&rest.done);
+	assert_string_equal(got, want);
+	free(want);
+	free(got);
+	sbuf_free(&snap);
+	seen_free(&whole);
+	seen_free(&rest);
+	errlog_close(&el0);
+	errlog_close(&el2);
+	rm_tree(dir);
+}
+
 int main(void)
 {
 	sig_install();
@@ -545,6 +699,7 @@ int main(void)
 	    cmocka_unit_test(inode_order),
 	    cmocka_unit_test_setup_teardown(moved_out_mid_walk, small_tree, remove_tree),
 	    cmocka_unit_test(resume_from_snapshot_gives_the_same_totals),
+	    cmocka_unit_test(dir_state_rolls_up_and_resumes_exactly),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
