@@ -472,7 +472,8 @@ static int walk_setup(struct walk_cmd *c, struct walk_opts *o, const char *outpu
  * paths and --errors lines into parts of its own, appended to the outputs by rank 0 at the end; it
  * shows no progress line (rank 0's shows rank 0's share); --rate is shared out between the ranks.
  */
-static int walk_spread_opts(struct walk_cmd *c, struct walk_opts *o, char *outpart, char *errpart, size_t size)
+static int walk_spread_opts(struct walk_cmd *c, struct walk_opts *o, char *outpart, char *errpart, size_t size,
+			    int *outfd, int *errfd)
 {
 	if (o->jo.state || o->jo.fresh)
 		return usage_error("%s: checkpoints across MPI ranks are not supported yet: under mpirun a walk "
@@ -489,10 +490,10 @@ static int walk_spread_opts(struct walk_cmd *c, struct walk_opts *o, char *outpa
 	if (c->rank == 0)
 		return 0;
 	o->jo.progress_s = 0;
-	if (c->print && spread_part_create(c->output, outpart, size) != 0)
+	if (c->print && (*outfd = spread_part_create(c->output, outpart, size)) < 0)
 		return EXIT_USAGE;
 	if (o->jo.errors) {
-		if (spread_part_create(o->jo.errors, errpart, size) != 0)
+		if ((*errfd = spread_part_create(o->jo.errors, errpart, size)) < 0)
 			return EXIT_USAGE;
 		o->jo.errors = errpart;
 	}
@@ -500,7 +501,7 @@ static int walk_spread_opts(struct walk_cmd *c, struct walk_opts *o, char *outpa
 }
 
 /* After the run: the job's totals, failures and per-rank entries on rank 0, the parts appended. */
-static void walk_spread_gather(struct walk_cmd *c, struct spread *sp)
+static void walk_spread_gather(struct walk_cmd *c, struct spread *sp, int outfd, int errfd)
 {
 	enum { N = T_N + 4 };
 	uint64_t v[N], mine = total_entries(&c->t);
@@ -518,9 +519,13 @@ static void walk_spread_gather(struct walk_cmd *c, struct spread *sp)
 		fprintf(stderr, "myriad walk: rank %d: %" PRIu64 " entries, %" PRIu64 " directories received, %" PRIu64
 			" given, %" PRIu64 " requests\n", c->rank, mine, recv, given, req);
 	if (c->print)
-		spread_gather_part(c->out.fd, &c->out);
+		spread_gather_part(outfd, &c->out);
 	if (c->job.errlog.have_file)
-		spread_gather_part(c->job.errlog.file.fd, &c->job.errlog.file);
+		spread_gather_part(errfd, &c->job.errlog.file);
+	if (outfd >= 0)
+		close(outfd);
+	if (errfd >= 0)
+		close(errfd);
 	if (c->rank == 0) {
 		memcpy(c->t.by_type, v, sizeof(c->t.by_type));
 		c->t.apparent = v[T_N];
@@ -540,7 +545,8 @@ static int walk_run(void *opts)
 	const char *output = c.output;
 #ifdef MYRIAD_MPI
 	char outpart[PATH_MAX] = "", errpart[PATH_MAX] = "";
-	rc = walk_spread_opts(&c, o, outpart, errpart, sizeof(outpart));
+	int outfd = -1, errfd = -1;
+	rc = walk_spread_opts(&c, o, outpart, errpart, sizeof(outpart), &outfd, &errfd);
 	if (*outpart)
 		output = outpart;
 	if (!rc)
@@ -559,7 +565,7 @@ static int walk_run(void *opts)
 	enum run_result res = spread_finish(sp, job_execute(&c.job, &hooks));
 	if (spread_peer_stopped(sp))
 		c.job.stop_reason = "another rank stopped (its message says why)";
-	walk_spread_gather(&c, sp);
+	walk_spread_gather(&c, sp, outfd, errfd);
 	spread_free(sp);
 #else
 	rc = walk_setup(&c, o, output, &throttle, &threads);

@@ -397,12 +397,9 @@ int spread_part_create(const char *final, char *path, size_t size)
 		return -1;
 	}
 	int fd = mkostemp(path, O_CLOEXEC);
-	if (fd < 0) {
+	if (fd < 0)
 		warnx_("%s: create (this rank's part of the output): %s", path, strerror(errno));
-		return -1;
-	}
-	close(fd);
-	return 0;
+	return fd;
 }
 
 int spread_gather_part(int part_fd, struct outfile *out)

@@ -59,7 +59,8 @@ int spread_max(int v);                         /* the largest v, on every rank *
 /*
  * An output file's part: every rank but 0 writes its part of an output into a temporary file of
  * its own, created here next to final (in $TMPDIR when final is NULL or "-"), its name in path
- * (size bytes). 0, or -1 with a message. The caller opens it and removes the name.
+ * (size bytes). Returns it open for reading (for spread_gather_part), or -1 with a message. The
+ * caller opens it for writing and then removes the name.
  */
 int spread_part_create(const char *final, char *path, size_t size);
 /* Collective: rank 0 appends every other rank's part (part_fd, read from its start), in rank
