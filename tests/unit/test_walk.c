@@ -2,7 +2,9 @@
  * entry exactly once (one worker and several); post-order dir_done comes for every directory,
  * deepest first, with keep set above what an exclude kept; excluded names are never visited; with
  * inode_order a directory's entries come in inode order; and a walk stopped by a snapshot and
- * resumed from it with walk_new(snapshot) ends with the totals of an uninterrupted walk. */
+ * resumed from it with walk_new(snapshot) ends with the totals of an uninterrupted walk; shared walks
+ * (walk_give / walk_add, as MPI ranks use them) hand directories over, stay up when dry until
+ * walk_end, and refuse a record that is not under an operand. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -418,6 +420,71 @@ static void resume_from_snapshot_gives_the_same_totals(void **state)
 	rm_tree(dir);
 }
 
+/* Wait until a shared walk is idle (it never finishes by itself). */
+static void wait_idle(struct walk *w)
+{
+	for (int i = 0; i < 10000 && !walk_idle(w); i++)
+		usleep(1000);
+	assert_true(walk_idle(w));
+}
+
+static void shared_walks_hand_work_over(void **state)
+{
+	char a[512], ab[512];
+	snprintf(a, sizeof(a), "%s/a", top);
+	snprintf(ab, sizeof(ab), "%s/a/b", top);
+	char *roots[] = {a, ab};
+	struct seen s0 = {0}, s1 = {0};
+	struct errlog el0 = {0}, el1 = {0};
+	struct walk_config c0 = config(&s0, roots, 2, &el0), c1 = config(&s1, roots, 2, &el1);
+	c0.nroots = c1.nroots = 2;
+	c0.visitor.dir_done = c1.visitor.dir_done = NULL;
+	c0.shared = c1.shared = c1.shared_empty = true;
+	struct walk *w0 = walk_new(&c0, NULL), *w1 = walk_new(&c1, NULL);
+	assert_non_null(w0);
+	assert_non_null(w1);
+	/* w0 visited both operands and holds them; the bottom one (a/b) goes to w1. */
+	struct sbuf b = {0};
+	assert_int_equal(walk_give(w0, &b, 512), 1);
+	assert_true(walk_add(w1, b.data, b.len));
+	/* A record outside the operands is refused whole. */
+	struct sbuf bad = {0};
+	ser_u64(&bad, 0);
+	ser_u64(&bad, 0);
+	ser_u64(&bad, 5);
+	ser_bytes(&bad, "/etc/x", 6);
+	assert_false(walk_add(w1, bad.data, bad.len));
+	assert_false(walk_add(w1, b.data, b.len - 1));
+	struct run_hooks h0 = walk_run_hooks(w0, NULL, NULL), h1 = walk_run_hooks(w1, NULL, NULL);
+	walk_start(w0);
+	walk_start(w1);
+	wait_idle(w0);
+	wait_idle(w1);
+	usleep(20000);
+	assert_false(h0.done(h0.ctx)); /* dry, but up until told */
+	assert_int_equal(walk_give(w0, &bad, 512), 0);
+	walk_end(w0);
+	walk_end(w1);
+	assert_true(h0.done(h0.ctx) && h1.done(h1.ctx));
+	walk_join(w0);
+	walk_join(w1);
+	/* w0: the two operands and a's 5 entries; w1: a/b's 3 (c, f2, c/f3). Each entry once. */
+	assert_int_equal(s0.count, 7);
+	assert_int_equal(s1.count, 3);
+	char p[512];
+	snprintf(p, sizeof(p), "%s/a/b/c/f3", top);
+	assert_int_equal(occurrences(&s1.paths, p), 1);
+	assert_int_equal(occurrences(&s0.paths, p), 1); /* under operand a, walked by w0 */
+	walk_free(w0);
+	walk_free(w1);
+	sbuf_free(&b);
+	sbuf_free(&bad);
+	seen_free(&s0);
+	seen_free(&s1);
+	errlog_close(&el0);
+	errlog_close(&el1);
+}
+
 int main(void)
 {
 	sig_install();
@@ -426,6 +493,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(post_order_deepest_first_and_excludes, small_tree, remove_tree),
 	    cmocka_unit_test(inode_order),
 	    cmocka_unit_test(resume_from_snapshot_gives_the_same_totals),
+	    cmocka_unit_test_setup_teardown(shared_walks_hand_work_over, small_tree, remove_tree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
