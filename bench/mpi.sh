@@ -4,7 +4,9 @@
 #   plain   build/myriad walk --stat --no-state -j 2T TREE          (one process, 2T threads)
 #   mpi     mpirun -np 2 build/myriad-mpi walk --stat -j T TREE     (2 ranks x T threads)
 #   start   mpirun -np 2 true                                       (mpirun's own start-up)
-# and prints the medians (wall seconds) and the ratio (median(mpi) - median(start)) / median(plain).
+# and prints the medians of wall seconds and of CPU seconds (user + system, children included: a
+# figure that holds on a machine shared with other work, where wall time measures the share of the
+# CPUs a job's threads win), and the ratios (median(mpi) - median(start)) / median(plain).
 # With --ranks N,M,..., then runs the walk with N, M, ... ranks of -j 1 (oversubscribed) and prints,
 # per rank count, the median time and the work requests and directories moved (MYRIAD_MPI_DEBUG).
 #
@@ -37,8 +39,15 @@ if [ -z "$TREE" ]; then
 fi
 export XDG_STATE_HOME=${TMPDIR:-/tmp}/myriad-bench-mpi-state
 
-secs() { local a b; a=$(date +%s.%N); "$@" >/dev/null 2>&1; b=$(date +%s.%N); echo "$b - $a" | bc; }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# secs CMD...: "WALL CPU" seconds of CMD.
+secs() {
+	local f
+	f=$(mktemp)
+	/usr/bin/time -f '%e %U %S' -o "$f" "$@" >/dev/null 2>&1
+	awk '{ print $1, $2 + $3 }' "$f"
+	rm -f "$f"
+}
+median() { cut -d' ' -f"${1:-1}" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 "$MYRIAD" walk --stat --no-state "$TREE" >/dev/null 2>&1 # warm the cache
 : >/tmp/mpi-bench-plain; : >/tmp/mpi-bench-mpi; : >/tmp/mpi-bench-start
@@ -47,10 +56,13 @@ for ((i = 0; i < RUNS; i++)); do
 	secs "${MPIRUN[@]}" -np 2 "$MPI" walk --stat -j "$T" "$TREE" >>/tmp/mpi-bench-mpi
 	secs "${MPIRUN[@]}" -np 2 true >>/tmp/mpi-bench-start
 done
-p=$(median </tmp/mpi-bench-plain) m=$(median </tmp/mpi-bench-mpi) s=$(median </tmp/mpi-bench-start)
-printf 'tree %s, %d runs, medians (s): plain -j %d %.3f; mpirun -np 2 -j %d %.3f; mpirun -np 2 true %.3f\n' \
-	"$TREE" "$RUNS" $((2 * T)) "$p" "$T" "$m" "$s"
-printf 'ratio (mpi - start-up) / plain: %.2f\n' "$(echo "($m - $s) / $p" | bc -l)"
+for k in 1 2; do
+	p=$(median $k </tmp/mpi-bench-plain) m=$(median $k </tmp/mpi-bench-mpi) s=$(median $k </tmp/mpi-bench-start)
+	what=$([ $k = 1 ] && echo wall || echo CPU)
+	printf '%s, %d runs, medians of %s s: plain -j %d %.3f; mpirun -np 2 -j %d %.3f; mpirun -np 2 true %.3f; ' \
+		"$TREE" "$RUNS" "$what" $((2 * T)) "$p" "$T" "$m" "$s"
+	printf 'ratio (mpi - start-up) / plain: %.2f\n' "$(awk -v m="$m" -v s="$s" -v p="$p" 'BEGIN { print (m - s) / p }')"
+done
 rm -f /tmp/mpi-bench-plain /tmp/mpi-bench-mpi /tmp/mpi-bench-start
 
 for n in ${RANKS//,/ }; do
