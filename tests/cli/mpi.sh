@@ -2,7 +2,8 @@
 # paths (-o FILE, --print0), JSON totals and exit status equal one process's (build/myriad) on a
 # hostile tree; on a skewed tree (90% of its entries under one subdirectory) more than one rank does
 # work; a directory that cannot be opened (faultfs, EACCES) is reported once, with exit 1 as one
-# process; no part file is left behind; --state and other commands across ranks are refused (exit 2).
+# process; SIGTERM to one rank stops the job (exit 3); no part file is left behind; --state and other
+# commands across ranks are refused (exit 2).
 . "$(dirname "$0")/../lib.sh"
 if ! command -v mpirun >/dev/null || ! command -v mpicc >/dev/null; then
 	skip "mpirun or mpicc not installed (apt-get install openmpi-bin libopenmpi-dev)"
@@ -88,6 +89,26 @@ if is_root && [ -e /dev/fuse ]; then
 				"$(walk_counts "$S/f$P.json") $(json_num "$S/f$P.json" errors)"
 		done
 		expect_eq "no --errors part left behind" 0 "$(parts_left)"
+		# SIGTERM to one rank stops the whole job: exit 3, saying no state was kept; no hang.
+		M2=$S/slow
+		if mount_faultfs "$B" "$M2" --rule 'all:*:delay=3'; then
+			mpirun --allow-run-as-root --oversubscribe -np 2 "$MPI" walk -j 1 --stat "$M2" >/dev/null 2>"$S/stop" &
+			mp=$!
+			sleep 1.5
+			kill -TERM "$(pgrep -P $mp | tail -1)"
+			for _ in $(seq 100); do kill -0 $mp 2>/dev/null || break; sleep 0.1; done
+			if kill -0 $mp 2>/dev/null; then
+				fail "SIGTERM to rank 1: the job still runs 10 s later"
+				kill -KILL $mp
+			else
+				wait $mp
+				expect_eq "SIGTERM to rank 1: the job exits 3" 3 $?
+			fi
+			expect_eq "SIGTERM to rank 1: both ranks say they stopped, keeping no state" 2 \
+				"$(grep -c 'stopped.*no state was kept' "$S/stop")"
+		else
+			fail "faultfs (delay) did not mount"
+		fi
 	else
 		fail "faultfs did not mount"
 	fi
