@@ -1,5 +1,7 @@
 # myriad build. `make` builds build/myriad and the test tools; `make check` runs every test;
-# `make fuzz` builds the libFuzzer targets (needs clang and libclang-rt; not part of `all`).
+# `make fuzz` builds the libFuzzer targets (needs clang and libclang-rt; not part of `all`);
+# `make mpi` builds build/myriad-mpi, the binary that runs under mpirun (needs mpicc: Debian's
+# libopenmpi-dev; not part of `all`, and the plain build needs no MPI: see docs/mpi.md).
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -pthread -Isrc
@@ -8,7 +10,8 @@ VERSION := $(shell cat VERSION)
 CFLAGS  += -DMYRIAD_VERSION='"$(VERSION)"'
 
 B       := build
-SRC     := $(wildcard src/*.c src/*/*.c)
+MPI_SRC := src/engine/spread.c
+SRC     := $(filter-out $(MPI_SRC),$(wildcard src/*.c src/*/*.c))
 OBJ     := $(SRC:%.c=$(B)/%.o)
 LIBOBJ  := $(filter-out $(B)/src/main.o,$(OBJ))
 UNIT    := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c))
@@ -38,6 +41,20 @@ $(B)/noopenat2: tests/tools/noopenat2.c
 	@mkdir -p $(B)
 	$(CC) $(CFLAGS) -o $@ $<
 
+# The MPI binary: every source again with -DMYRIAD_MPI, plus the MPI-only ones, in build/mpi/.
+MPICC   ?= mpicc
+MPI_OBJ := $(patsubst %.c,$(B)/mpi/%.o,$(SRC) $(MPI_SRC))
+
+mpi: $(B)/myriad-mpi
+
+$(B)/myriad-mpi: $(MPI_OBJ)
+	$(MPICC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/mpi/%.o: %.c $(wildcard src/*.h src/*/*.h)
+	@command -v $(MPICC) >/dev/null || { echo "make mpi: $(MPICC) not found (apt-get install openmpi-bin libopenmpi-dev)"; exit 1; }
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -DMYRIAD_MPI -c -o $@ $<
+
 # Fuzz targets: tests/fuzz/NAME.c -> build/fuzz/NAME, linked with the product's sources built
 # with coverage, AddressSanitizer and UndefinedBehaviorSanitizer (every UB report aborts).
 FUZZ_CC     ?= $(shell command -v clang-14 || command -v clang)
@@ -63,4 +80,4 @@ check: all
 clean:
 	rm -rf $(B)
 
-.PHONY: all check clean fuzz
+.PHONY: all check clean fuzz mpi

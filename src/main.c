@@ -11,6 +11,9 @@
 #include "cmd/job.h"
 #include "report/outfile.h"
 #include "util/util.h"
+#ifdef MYRIAD_MPI
+#include "engine/spread.h"
+#endif
 
 static void usage(FILE *f)
 {
@@ -51,7 +54,23 @@ int main(int argc, char **argv)
 		/* Workers allocate little (frontier records, batch buffers): one arena keeps peak RSS
 		 * small and steady instead of one growing heap per thread. */
 		mallopt(M_ARENA_MAX, 1);
+#ifdef MYRIAD_MPI
+		/* myriad-mpi: walk spreads over the ranks; every other command runs in one process. */
+		if (spread_init(&argc, &argv) != 0)
+			return EXIT_USAGE;
+		int rc;
+		if (spread_size() > 1 && strcmp(c->name, "walk") != 0) {
+			warnx_("runs in one process only (under mpirun: -np 1); across ranks, only walk so far "
+			       "(see docs/mpi.md)");
+			rc = EXIT_USAGE;
+		} else {
+			rc = command_main(c, argc - 1, argv + 1);
+		}
+		spread_finalize();
+		return output_finish(rc);
+#else
 		return output_finish(command_main(c, argc - 1, argv + 1));
+#endif
 	}
 	fprintf(stderr, "myriad: unknown command '%s'\n", name);
 	usage(stderr);

@@ -19,6 +19,12 @@
 #include "report/json.h"
 #include "report/outfile.h"
 #include "util/util.h"
+#ifdef MYRIAD_MPI
+#include <inttypes.h>
+#include <limits.h>
+
+#include "engine/spread.h"
+#endif
 
 static const char walk_help[] =
     "Usage: myriad walk [OPTIONS] DIR...\n"
@@ -79,6 +85,11 @@ struct walk_cmd {
 	struct totals t;
 	struct walk *walk;
 	struct job job;
+	/* Under MPI (myriad-mpi): this rank, how many (0: one process), and on rank 0 after the run,
+	 * every rank's entries and the job's workers. */
+	int rank, ranks;
+	uint64_t *rank_entries;
+	int threads_total;
 };
 
 static int type_index(unsigned char dt)
@@ -263,7 +274,14 @@ static void summary_json(struct walk_cmd *c, struct sbuf *b, char *const *roots,
 	json_u64(&j, "errors", walk_errors(c->walk));
 	json_double(&j, "elapsed_s", el);
 	json_double(&j, "entries_per_s", el > 0 ? n / el : 0);
-	json_u64(&j, "threads", walk_threads(c->walk));
+	json_u64(&j, "threads", c->threads_total ? (uint64_t)c->threads_total : (uint64_t)walk_threads(c->walk));
+	if (c->ranks) {
+		json_u64(&j, "ranks", (uint64_t)c->ranks);
+		json_open(&j, "rank_entries", '[');
+		for (int r = 0; r < c->ranks; r++)
+			json_u64(&j, NULL, c->rank_entries[r]);
+		json_close(&j, ']');
+	}
 	json_close(&j, '}');
 }
 
@@ -389,57 +407,174 @@ static void walk_report(struct walk_cmd *c, const struct walk_opts *o, enum run_
 	}
 }
 
-static int walk_run(void *opts)
+/* Check the operands, open the state, the outputs and the walk: 0, or an exit code after saying why.
+ * output is where this process writes its paths (an MPI rank's part, see walk_spread). */
+static int walk_setup(struct walk_cmd *c, struct walk_opts *o, const char *output, struct throttle *throttle,
+		      int *threads)
 {
-	struct walk_opts *o = opts;
-	struct walk_cmd c = {.type_mask = o->type_mask, .print = o->print, .stat = o->stat, .output = o->output};
-	struct throttle throttle;
 	if (job_check_dirs(o->roots, o->nroots) != 0)
 		return EXIT_USAGE;
 	/* Up to 8 per CPU (at least 16) when reads wait on the disk; one per CPU to start with. */
-	int threads = job_threads(&o->jo, 8, 16, 128);
+	*threads = job_threads(&o->jo, 8, 16, 128);
 
 	struct sbuf id = {0};
 	walk_identity(&id, o);
-	int rc = job_begin(&c.job, &o->jo, "walk", &id, o->roots, o->nroots);
+	int rc = job_begin(&c->job, &o->jo, "walk", &id, o->roots, o->nroots);
 	sbuf_free(&id);
 	if (rc)
 		return rc;
-	const struct sbuf *snap = job_snapshot(&c.job);
-	c.out.fd = -1;
-	if (c.print && !snap && outfile_open(&c.out, c.output, 1, false, 0) != 0)
+	const struct sbuf *snap = job_snapshot(&c->job);
+	c->out.fd = -1;
+	if (c->print && !snap && outfile_open(&c->out, output, 1, false, 0) != 0)
 		return EXIT_USAGE;
 
 	struct walk_config cfg = {
 	    .roots = o->roots,
 	    .nroots = o->nroots,
-	    .threads = threads,
+	    .threads = *threads,
 	    .min_threads = o->jo.threads ? 0 : cpu_count(),
 	    .xdev = o->xdev,
 	    .excludes = o->jo.excludes,
 	    .nexcludes = o->jo.nexcludes,
-	    .stat_mask = c.stat ? STATX_SIZE | STATX_BLOCKS : 0,
-	    .visitor = {.ctx = &c, .local_size = sizeof(struct local), .entry = on_entry, .commit = on_commit,
+	    .stat_mask = c->stat ? STATX_SIZE | STATX_BLOCKS : 0,
+	    .visitor = {.ctx = c, .local_size = sizeof(struct local), .entry = on_entry, .commit = on_commit,
 			.save = on_save, .load = on_load},
-	    .errlog = &c.job.errlog,
-	    .snapshot_name = job_snapshot_name(&c.job),
-	    .throttle = o->jo.rate ? &throttle : NULL,
+	    .errlog = &c->job.errlog,
+	    .snapshot_name = job_snapshot_name(&c->job),
+	    .throttle = o->jo.rate ? throttle : NULL,
+	    .shared = c->ranks > 0,
+	    .shared_empty = c->rank > 0,
 	};
-	throttle_init(&throttle, o->jo.rate);
-	c.walk = walk_new(&cfg, snap);
-	if (!c.walk)
+	throttle_init(throttle, o->jo.rate);
+	c->walk = walk_new(&cfg, snap);
+	if (!c->walk)
 		return EXIT_USAGE;
-	if (c.print && snap && outfile_open(&c.out, c.output, 1, true, c.resume_output_len) != 0)
+	if (c->print && snap && outfile_open(&c->out, output, 1, true, c->resume_output_len) != 0)
 		return EXIT_USAGE;
+	return 0;
+}
+
+#ifdef MYRIAD_MPI
+/*
+ * Under mpirun (myriad-mpi), every rank walks its share (engine/spread). Checkpoints across ranks
+ * are not there yet: --state and --fresh are refused and no state is kept. A rank but 0 writes its
+ * paths and --errors lines into parts of its own, appended to the outputs by rank 0 at the end; it
+ * shows no progress line (rank 0's shows rank 0's share); --rate is shared out between the ranks.
+ */
+static int walk_spread_opts(struct walk_cmd *c, struct walk_opts *o, char *outpart, char *errpart, size_t size,
+			    int *outfd, int *errfd)
+{
+	if (o->jo.state || o->jo.fresh)
+		return usage_error("%s: checkpoints across MPI ranks are not supported yet: under mpirun a walk "
+				   "keeps no state and cannot be resumed (docs/mpi.md); drop %s",
+				   o->jo.state ? "--state" : "--fresh", o->jo.state ? "--state DIR" : "--fresh");
+	o->jo.no_state = true;
+	c->rank = spread_rank();
+	c->ranks = spread_size();
+	if (o->jo.rate) {
+		o->jo.rate /= (uint64_t)c->ranks;
+		if (!o->jo.rate)
+			o->jo.rate = 1;
+	}
+	if (c->rank == 0)
+		return 0;
+	o->jo.progress_s = 0;
+	if (c->print && (*outfd = spread_part_create(c->output, outpart, size)) < 0)
+		return EXIT_USAGE;
+	if (o->jo.errors) {
+		if ((*errfd = spread_part_create(o->jo.errors, errpart, size)) < 0)
+			return EXIT_USAGE;
+		o->jo.errors = errpart;
+	}
+	return 0;
+}
+
+/* After the run: the job's totals, failures and per-rank entries on rank 0, the parts appended. */
+static void walk_spread_gather(struct walk_cmd *c, struct spread *sp, int outfd, int errfd)
+{
+	enum { N = T_N + 4 };
+	uint64_t v[N], mine = total_entries(&c->t);
+	memcpy(v, c->t.by_type, sizeof(c->t.by_type));
+	v[T_N] = c->t.apparent;
+	v[T_N + 1] = c->t.allocated;
+	v[T_N + 2] = c->job.errlog.count;
+	v[T_N + 3] = (uint64_t)walk_threads(c->walk);
+	spread_sum(v, N);
+	c->rank_entries = xcalloc((size_t)c->ranks, sizeof(*c->rank_entries));
+	spread_gather(mine, c->rank_entries);
+	uint64_t recv, given, req;
+	spread_stats(sp, &recv, &given, &req);
+	if (getenv("MYRIAD_MPI_DEBUG"))
+		fprintf(stderr, "myriad walk: rank %d: %" PRIu64 " entries, %" PRIu64 " directories received, %" PRIu64
+			" given, %" PRIu64 " requests\n", c->rank, mine, recv, given, req);
+	if (c->print)
+		spread_gather_part(outfd, &c->out);
+	if (c->job.errlog.have_file)
+		spread_gather_part(errfd, &c->job.errlog.file);
+	if (outfd >= 0)
+		close(outfd);
+	if (errfd >= 0)
+		close(errfd);
+	if (c->rank == 0) {
+		memcpy(c->t.by_type, v, sizeof(c->t.by_type));
+		c->t.apparent = v[T_N];
+		c->t.allocated = v[T_N + 1];
+		c->job.errlog.count = v[T_N + 2]; /* the job's failures: the --errors file now holds them all */
+		c->threads_total = (int)v[T_N + 3];
+	}
+}
+#endif
+
+static int walk_run(void *opts)
+{
+	struct walk_opts *o = opts;
+	struct walk_cmd c = {.type_mask = o->type_mask, .print = o->print, .stat = o->stat, .output = o->output};
+	struct throttle throttle;
+	int threads = 0, rc;
+	const char *output = c.output;
+#ifdef MYRIAD_MPI
+	char outpart[PATH_MAX] = "", errpart[PATH_MAX] = "";
+	int outfd = -1, errfd = -1;
+	rc = walk_spread_opts(&c, o, outpart, errpart, sizeof(outpart), &outfd, &errfd);
+	if (*outpart)
+		output = outpart;
+	if (!rc)
+		rc = walk_setup(&c, o, output, &throttle, &threads);
+	/* The parts are open by now (or never will be): their names are not needed. */
+	if (*outpart)
+		unlink(outpart);
+	if (*errpart)
+		unlink(errpart);
+	/* Every rank is ready, or none starts (a rank that is not has said why). */
+	if (!spread_all(rc == 0))
+		return rc ? rc : EXIT_USAGE;
+	struct spread *sp = spread_new(c.walk);
+	struct run_hooks walk_hooks = walk_run_hooks(c.walk, on_progress, on_sync);
+	struct run_hooks hooks = spread_hooks(sp, &walk_hooks);
+	enum run_result res = spread_finish(sp, job_execute(&c.job, &hooks));
+	if (spread_peer_stopped(sp))
+		c.job.stop_reason = "another rank stopped (its message says why)";
+	walk_spread_gather(&c, sp, outfd, errfd);
+	spread_free(sp);
+#else
+	rc = walk_setup(&c, o, output, &throttle, &threads);
+	if (rc)
+		return rc;
 	struct run_hooks hooks = walk_run_hooks(c.walk, on_progress, on_sync);
 	enum run_result res = job_execute(&c.job, &hooks);
+#endif
 	/* The totals are final now, or frozen by the stop snapshot. */
-	walk_report(&c, o, res, threads);
+	if (c.rank == 0)
+		walk_report(&c, o, res, threads);
 	if (c.print)
 		outfile_close(&c.out);
 	rc = job_end(&c.job, res, walk_errors(c.walk));
 	if (res == RUN_DONE)
 		walk_free(c.walk);
+	free(c.rank_entries);
+#ifdef MYRIAD_MPI
+	rc = spread_max(rc);
+#endif
 	return rc;
 }
 

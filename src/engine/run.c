@@ -52,7 +52,8 @@ enum run_result run_loop(const struct run_hooks *h, const struct run_opts *o)
 				wait = w;
 		}
 		if (next_tick != UINT64_MAX) {
-			int w = next_tick > now ? (int)((next_tick - now) / 1000000) : 0;
+			/* Rounded up: rounded down, the last part of a millisecond would be spun through. */
+			int w = next_tick > now ? (int)((next_tick - now + 999999) / 1000000) : 0;
 			if (w < wait)
 				wait = w;
 		}

@@ -98,6 +98,7 @@ struct walk {
 	int waiting;
 	bool stopping;
 	atomic_bool cancelled; /* walk_cancel: no more directories are read */
+	bool ended;            /* shared walks: walk_end was called */
 	atomic_bool finished;
 	int *rootfd;
 	uint64_t *rootmnt; /* the mount each operand is on (its own, when it is a mount point) */
@@ -260,6 +261,17 @@ static void finish_chain(struct worker *wk, struct rec *r)
 	}
 }
 
+/* The frontier is empty and no worker is busy (lock held): the walk is finished, or, shared, idle
+ * until other ranks send work or the job ends (the main thread is woken to ask for some). */
+static void ran_dry(struct walk *w)
+{
+	if (!w->cfg.shared) {
+		atomic_store(&w->finished, true);
+		pthread_cond_broadcast(&w->cond);
+	}
+	sig_wake();
+}
+
 /*
  * Fold the worker's batch into the totals. With done, the directory is finished; otherwise its
  * cookie advances, and when the frontier is over the high-water mark the worker parks it
@@ -307,9 +319,7 @@ static bool commit(struct worker *wk, struct rec *r, bool done)
 	wk->nkids = 0;
 	wk->batch_bytes = 0;
 	if (w->busy == 0 && w->nstack == 0) {
-		atomic_store(&w->finished, true);
-		pthread_cond_broadcast(&w->cond);
-		sig_wake();
+		ran_dry(w);
 	} else if (more && w->waiting) {
 		pthread_cond_broadcast(&w->cond);
 	}
@@ -318,11 +328,8 @@ static bool commit(struct worker *wk, struct rec *r, bool done)
 		finish_chain(wk, finished);
 		pthread_mutex_lock(&w->lock);
 		w->busy--;
-		if (w->busy == 0 && w->nstack == 0) {
-			atomic_store(&w->finished, true);
-			pthread_cond_broadcast(&w->cond);
-			sig_wake();
-		}
+		if (w->busy == 0 && w->nstack == 0)
+			ran_dry(w);
 		pthread_mutex_unlock(&w->lock);
 	} else if (done && !post) {
 		free(r);
@@ -334,7 +341,7 @@ static struct rec *take(struct worker *wk)
 {
 	struct walk *w = wk->w;
 	pthread_mutex_lock(&w->lock);
-	while (!w->stopping && w->nstack == 0 && w->busy > 0) {
+	while (!w->stopping && w->nstack == 0 && (w->busy > 0 || (w->cfg.shared && !w->ended))) {
 		w->waiting++;
 		pthread_cond_wait(&w->cond, &w->lock);
 		w->waiting--;
@@ -876,10 +883,10 @@ struct walk *walk_new(const struct walk_config *cfg, const struct sbuf *snapshot
 			walk_free(w);
 			return NULL;
 		}
-	} else {
+	} else if (!cfg->shared_empty) {
 		visit_roots(w);
 	}
-	if (w->nstack == 0 && w->nready == 0)
+	if (w->nstack == 0 && w->nready == 0 && !cfg->shared)
 		atomic_store(&w->finished, true);
 	return w;
 }
@@ -1089,6 +1096,67 @@ void walk_cancel(struct walk *w)
 		atomic_store(&w->finished, true);
 		sig_wake();
 	}
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+bool walk_idle(struct walk *w)
+{
+	pthread_mutex_lock(&w->lock);
+	bool idle = w->nstack == 0 && w->busy == 0;
+	pthread_mutex_unlock(&w->lock);
+	return idle;
+}
+
+size_t walk_give(struct walk *w, struct sbuf *b, size_t max)
+{
+	pthread_mutex_lock(&w->lock);
+	/* Half, rounded up while workers are busy (they find more); an idle worker gets the rest. */
+	size_t n = w->busy ? (w->nstack + 1) / 2 : w->nstack / 2;
+	if (n > max)
+		n = max;
+	if (w->stopping)
+		n = 0;
+	for (size_t i = 0; i < n; i++) {
+		save_rec(b, w->stack[i]);
+		free(w->stack[i]);
+	}
+	memmove(w->stack, w->stack + n, (w->nstack - n) * sizeof(*w->stack));
+	w->nstack -= n;
+	pthread_mutex_unlock(&w->lock);
+	return n;
+}
+
+bool walk_add(struct walk *w, const void *p, size_t len)
+{
+	/* Checked whole first: nothing is pushed from a malformed message. */
+	for (int pass = 0; pass < 2; pass++) {
+		struct deser d = {.p = p, .len = len};
+		if (pass)
+			pthread_mutex_lock(&w->lock);
+		while (d.pos < d.len && !d.bad) {
+			uint64_t root = deser_u64(&d), cookie = deser_u64(&d), relstart = deser_u64(&d);
+			size_t plen;
+			const char *path = deser_bytes(&d, &plen);
+			if (d.bad || !rec_valid(w, root, path, plen, relstart))
+				return false; /* first pass only: the second reads what the first checked */
+			if (pass)
+				stack_push(w, rec_new(w, root, path, plen, relstart, cookie));
+		}
+		if (!pass && !deser_done(&d))
+			return false;
+	}
+	if (w->waiting)
+		pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	return true;
+}
+
+void walk_end(struct walk *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->ended = true;
+	atomic_store(&w->finished, true);
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 }

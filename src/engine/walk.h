@@ -118,6 +118,12 @@ struct walk_config {
 	bool restart_on_resume; /* a resume walks again from the operands (work that consumes the tree or
 				 * skips what is done); its failures then start afresh (the --errors
 				 * file too), since the new pass meets every failed entry again */
+	/* One rank's share of a walk spread over processes (engine/spread): the walk does not end when
+	 * it runs dry (walk_idle says so; walk_end ends it), and walk_give / walk_add move directories
+	 * of its frontier to and from other ranks. Not with a post-order visitor (dir_done). With
+	 * shared_empty, the operands are not visited: all its work comes from other ranks. */
+	bool shared;
+	bool shared_empty;
 	struct walk_visitor visitor;
 	struct errlog *errlog;
 	struct throttle *throttle; /* entries per second, or NULL */
@@ -171,6 +177,19 @@ uint64_t walk_sessions(struct walk *w);
  * or more on one entry (an operation held in the kernel), or nothing. PATH is the directory the
  * entry is in (or the directory being finished, for dir_done). */
 void walk_stuck(struct walk *w, struct sbuf *line, double min_s);
+
+/* Shared walks (walk_config.shared). Is this walk idle: its frontier empty and every worker
+ * waiting? It then stays so until walk_add or walk_end. */
+bool walk_idle(struct walk *w);
+/* Move up to max directories from the bottom of the frontier (the shallowest: the biggest
+ * subtrees) into b, for another rank: half the frontier, or all of it but what an idle worker is
+ * about to take. Returns how many (0: nothing to spare). A parked directory goes with its cookie. */
+size_t walk_give(struct walk *w, struct sbuf *b, size_t max);
+/* Push the directories walk_give wrote (from another rank) onto the frontier; false when the
+ * records are malformed (nothing pushed). */
+bool walk_add(struct walk *w, const void *p, size_t len);
+/* No more work will come: let the workers exit; the walk is done. */
+void walk_end(struct walk *w);
 
 /* Workers started so far. */
 int walk_threads(struct walk *w);

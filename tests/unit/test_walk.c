@@ -6,7 +6,9 @@
  * resumed from it with walk_new(snapshot) ends with the totals of an uninterrupted walk; a directory
  * enter refuses is visited but not read; walk_cancel ends a walk after the buffer being visited;
  * per-directory state (dir_state) rolls up into parents, and a stopped walk resumed gives every
- * directory once with the total of an uninterrupted one. */
+ * directory once with the total of an uninterrupted one; shared walks (walk_give / walk_add, as MPI
+ * ranks use them) hand directories over, stay up when dry until walk_end, and refuse a record that
+ * is not under an operand. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -688,6 +690,71 @@ static void dir_state_rolls_up_and_resumes_exactly(void **state)
 	rm_tree(dir);
 }
 
+/* Wait until a shared walk is idle (it never finishes by itself). */
+static void wait_idle(struct walk *w)
+{
+	for (int i = 0; i < 10000 && !walk_idle(w); i++)
+		usleep(1000);
+	assert_true(walk_idle(w));
+}
+
+static void shared_walks_hand_work_over(void **state)
+{
+	char a[512], ab[512];
+	snprintf(a, sizeof(a), "%s/a", top);
+	snprintf(ab, sizeof(ab), "%s/a/b", top);
+	char *roots[] = {a, ab};
+	struct seen s0 = {0}, s1 = {0};
+	struct errlog el0 = {0}, el1 = {0};
+	struct walk_config c0 = config(&s0, roots, 2, &el0), c1 = config(&s1, roots, 2, &el1);
+	c0.nroots = c1.nroots = 2;
+	c0.visitor.dir_done = c1.visitor.dir_done = NULL;
+	c0.shared = c1.shared = c1.shared_empty = true;
+	struct walk *w0 = walk_new(&c0, NULL), *w1 = walk_new(&c1, NULL);
+	assert_non_null(w0);
+	assert_non_null(w1);
+	/* w0 visited both operands and holds them; the bottom one (a/b) goes to w1. */
+	struct sbuf b = {0};
+	assert_int_equal(walk_give(w0, &b, 512), 1);
+	assert_true(walk_add(w1, b.data, b.len));
+	/* A record outside the operands is refused whole. */
+	struct sbuf bad = {0};
+	ser_u64(&bad, 0);
+	ser_u64(&bad, 0);
+	ser_u64(&bad, 5);
+	ser_bytes(&bad, "/etc/x", 6);
+	assert_false(walk_add(w1, bad.data, bad.len));
+	assert_false(walk_add(w1, b.data, b.len - 1));
+	struct run_hooks h0 = walk_run_hooks(w0, NULL, NULL), h1 = walk_run_hooks(w1, NULL, NULL);
+	walk_start(w0);
+	walk_start(w1);
+	wait_idle(w0);
+	wait_idle(w1);
+	usleep(20000);
+	assert_false(h0.done(h0.ctx)); /* dry, but up until told */
+	assert_int_equal(walk_give(w0, &bad, 512), 0);
+	walk_end(w0);
+	walk_end(w1);
+	assert_true(h0.done(h0.ctx) && h1.done(h1.ctx));
+	walk_join(w0);
+	walk_join(w1);
+	/* w0: the two operands and a's 5 entries; w1: a/b's 3 (c, f2, c/f3). Each entry once. */
+	assert_int_equal(s0.count, 7);
+	assert_int_equal(s1.count, 3);
+	char p[512];
+	snprintf(p, sizeof(p), "%s/a/b/c/f3", top);
+	assert_int_equal(occurrences(&s1.paths, p), 1);
+	assert_int_equal(occurrences(&s0.paths, p), 1); /* under operand a, walked by w0 */
+	walk_free(w0);
+	walk_free(w1);
+	sbuf_free(&b);
+	sbuf_free(&bad);
+	seen_free(&s0);
+	seen_free(&s1);
+	errlog_close(&el0);
+	errlog_close(&el1);
+}
+
 int main(void)
 {
 	sig_install();
@@ -700,6 +767,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(moved_out_mid_walk, small_tree, remove_tree),
 	    cmocka_unit_test(resume_from_snapshot_gives_the_same_totals),
 	    cmocka_unit_test(dir_state_rolls_up_and_resumes_exactly),
+	    cmocka_unit_test_setup_teardown(shared_walks_hand_work_over, small_tree, remove_tree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
