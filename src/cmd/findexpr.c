@@ -15,12 +15,18 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <grp.h>
+#include <poll.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "state/ser.h"
 #include "util/util.h"
@@ -125,6 +131,7 @@ struct parser {
 	int argc, i;
 	int regextype; /* REG_EXTENDED or 0 (emacs and basic are translated) */
 	bool emacs;
+	int64_t re_budget_ms; /* what is left of the time the trial compiles may take together */
 };
 
 static int perr(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -321,6 +328,199 @@ static void emacs_to_ere(const char *s, struct sbuf *b)
 	}
 }
 
+/* The most a regular expression's {m,n} repetitions may add to it, in elements. glibc's regcomp
+ * copies a repeated element once per repetition and then needs memory and time that grow about
+ * with the square of the copies: ((a|b)?){4096} takes 2.9 GiB and 19 s to compile, a{1,4096}
+ * 130 MiB. Past this bound the expression is refused before regcomp sees it. */
+#define RE_GROWTH_MAX 4096
+
+/* The most repetition operators one element may carry in a row: a+? and a** mean something, a+?+?
+ * nothing more, and glibc's time grows about tenfold with each ?+ pair (a?+?+?+?+?+?+?+?+: 2.7 s). */
+#define RE_STACKED_MAX 3
+
+/* Read a repetition bound "{m}", "{m,}", "{m,n}" or "{,n}" (the text after the opening brace) and
+ * return the number of copies it makes, or 0 if the text is not a bound. *end is set past the
+ * closing brace ("}" in extended syntax, "\}" in basic). */
+static uint64_t re_bound(const char *s, bool ere, const char **end)
+{
+	uint64_t m = 0, n = 0;
+	bool has_m = false, comma = false, has_n = false;
+	for (; isdigit((unsigned char)*s); s++, has_m = true)
+		m = m < 1000000 ? m * 10 + (uint64_t)(*s - '0') : m;
+	if (*s == ',') {
+		comma = true;
+		for (s++; isdigit((unsigned char)*s); s++, has_n = true)
+			n = n < 1000000 ? n * 10 + (uint64_t)(*s - '0') : n;
+	}
+	if (ere ? *s != '}' : (s[0] != '\\' || s[1] != '}'))
+		return 0;
+	if (!has_m && !has_n)
+		return 0;
+	*end = s + (ere ? 1 : 2);
+	uint64_t k = has_n ? n : comma ? m + 1 : m; /* "{m,}" is m copies and a star */
+	return k ? k : 1;
+}
+
+/* What a regular expression's shape says about its cost to compile. */
+struct re_shape {
+	uint64_t growth; /* elements its repetitions add once expanded (saturating) */
+	int stacked;     /* the most repetition operators on one element in a row */
+	bool nested;     /* a repetition applies to something that holds one */
+};
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a || a + b > UINT64_MAX / 4 ? UINT64_MAX / 4 : a + b;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t k)
+{
+	return a != 0 && (a * k / a != k || a * k > UINT64_MAX / 4) ? UINT64_MAX / 4 : a * k;
+}
+
+/* Read the shape of a regular expression, ERE (ere) or BRE with GNU's \| \+ \? and \{ \}: each
+ * group, bracket expression, escape or character is an element; a bound {k} makes k copies of the
+ * element before it, a+ one copy (aa*), a* and a? none. */
+static struct re_shape re_shape(const char *s, bool ere)
+{
+	struct frame {
+		uint64_t size, last; /* elements so far; in the last element */
+		bool last_rep, any_rep; /* the last element holds a repetition; any does */
+	} *stack = xmalloc((strlen(s) + 1) * sizeof(*stack)), cur = {0};
+	size_t depth = 0;
+	uint64_t plain = 0; /* elements as written */
+	struct re_shape r = {0};
+	int run = 0;
+	while (*s) {
+		bool esc = s[0] == '\\' && s[1];
+		char c = esc ? s[1] : s[0];
+		bool special = esc == !ere; /* ( ) | { + ? are operators in this syntax */
+		const char *next = s + (esc ? 2 : 1);
+		uint64_t k = 0;
+		plain++;
+		if ((c == '*' && !esc) || ((c == '+' || c == '?') && special) ||
+		    (c == '{' && special && (k = re_bound(next, ere, &next)) != 0)) {
+			r.stacked = ++run > r.stacked ? run : r.stacked;
+			r.nested |= cur.last_rep;
+			cur.last_rep = cur.any_rep = true;
+			uint64_t add = c == '{' ? sat_mul(cur.last, k - 1) : c == '+' ? cur.last + 1 : 1;
+			cur.size = sat_add(cur.size, add);
+			cur.last = c == '{' ? sat_mul(cur.last, k) : sat_add(cur.last, add);
+			s = next;
+			continue;
+		}
+		run = 0;
+		if (c == '(' && special) {
+			stack[depth++] = cur;
+			cur = (struct frame){0};
+			s = next;
+			continue;
+		}
+		uint64_t atom = 1;
+		bool rep = false;
+		if (c == ')' && special && depth > 0) {
+			atom = sat_add(cur.size, 1);
+			rep = cur.any_rep;
+			cur = stack[--depth];
+		} else if (c == '|' && special) {
+			cur.size = sat_add(cur.size, 1);
+			cur.last = 0, cur.last_rep = false;
+			s = next;
+			continue;
+		} else if (c == '[' && !esc) { /* to the closing ], past [:class:] [.x.] [=x=] */
+			const char *t = s + 1;
+			t += *t == '^';
+			t += *t == ']';
+			while (*t && *t != ']') {
+				if (*t == '[' && (t[1] == ':' || t[1] == '.' || t[1] == '=')) {
+					const char *q = strchr(t + 2, t[1]);
+					while (q && q[1] != ']')
+						q = strchr(q + 1, t[1]);
+					t = q ? q + 2 : t + 1;
+				} else
+					t++;
+			}
+			next = *t ? t + 1 : t;
+		}
+		cur.size = sat_add(cur.size, atom);
+		cur.last = atom;
+		cur.last_rep = rep;
+		cur.any_rep |= rep;
+		s = next;
+	}
+	while (depth > 0) { /* unbalanced: regcomp will refuse it */
+		struct frame inner = cur;
+		cur = stack[--depth];
+		cur.size = sat_add(cur.size, inner.size);
+	}
+	free(stack);
+	r.growth = cur.size > plain ? cur.size - plain : 0;
+	return r;
+}
+
+/* The time all of one expression's regular expressions may take to compile, and the memory one
+ * may take. */
+#define RE_TRIAL_MS 1000
+#define RE_TRIAL_MEM ((rlim_t)1 << 30)
+
+enum re_trial { RE_FINE, RE_SLOW, RE_BIG };
+
+/* Sanitizers reserve terabytes of address space: no RLIMIT_AS under them. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RE_NO_RLIMIT
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer) || __has_feature(thread_sanitizer)
+#define RE_NO_RLIMIT
+#endif
+#endif
+
+/* Compile a regular expression once in a child process held to *budget_ms of wall time (less
+ * what it took is left in *budget_ms) and, outside sanitizer builds, RE_TRIAL_MEM of address
+ * space. Some short expressions make glibc's regcomp run for minutes ((a?+?+){50}) and no static
+ * rule foresees them all; the child is killed instead of the command hanging. When the trial
+ * cannot be made (no fork), the expression is taken as fine. */
+static enum re_trial re_trial(const char *re, int flags, int64_t *budget_ms)
+{
+	int64_t start = (int64_t)now_ns();
+	pid_t pid = fork();
+	if (pid < 0)
+		return RE_FINE;
+	if (pid == 0) {
+#ifndef RE_NO_RLIMIT
+		struct rlimit lim = {RE_TRIAL_MEM, RE_TRIAL_MEM};
+		setrlimit(RLIMIT_AS, &lim);
+#endif
+		regex_t r;
+		int rc = regcomp(&r, re, flags);
+		_exit(rc == REG_ESPACE ? 2 : 0);
+	}
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	int status = 0;
+	pid_t got = 0;
+	for (;;) {
+		got = waitpid(pid, &status, WNOHANG);
+		int64_t left = *budget_ms - ((int64_t)now_ns() - start) / 1000000;
+		if (got != 0 || left <= 0)
+			break;
+		if (pidfd >= 0) {
+			struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
+			poll(&pfd, 1, (int)(left < 1000 ? left : 1000));
+		} else
+			poll(NULL, 0, 1);
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	*budget_ms -= ((int64_t)now_ns() - start) / 1000000;
+	if (got == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		return RE_SLOW;
+	}
+	if (got > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 2)
+		return RE_BIG;
+	return RE_FINE;
+}
+
 static int compile_regex(struct parser *p, struct fx_node *n, bool icase)
 {
 	struct sbuf b = {0};
@@ -333,6 +533,28 @@ static int compile_regex(struct parser *p, struct fx_node *n, bool icase)
 		flags |= p->regextype;
 	}
 	sbuf_addc(&b, 0);
+	struct re_shape shape = re_shape(b.data, flags & REG_EXTENDED);
+	if (shape.growth > RE_GROWTH_MAX) {
+		sbuf_free(&b);
+		return perr(p, "%s: regular expression '%s' is too large: its repetitions expand it by more "
+			    "than %d elements", n->name, n->arg, RE_GROWTH_MAX);
+	}
+	if (shape.stacked > RE_STACKED_MAX) {
+		sbuf_free(&b);
+		return perr(p, "%s: regular expression '%s' has more than %d repetition operators in a row "
+			    "(glibc takes minutes over some)", n->name, n->arg, RE_STACKED_MAX);
+	}
+	/* Without a repetition inside a repetition, what the shape allows compiles in well under a
+	 * second; with one, the time cannot be told from the shape: try it. */
+	enum re_trial t = shape.nested ? re_trial(b.data, flags, &p->re_budget_ms) : RE_FINE;
+	if (t != RE_FINE) {
+		sbuf_free(&b);
+		if (t == RE_SLOW)
+			return perr(p, "%s: regular expression '%s' takes too long to compile (over %d ms for "
+				    "the expression's regular expressions together)", n->name, n->arg, RE_TRIAL_MS);
+		return perr(p, "%s: regular expression '%s' needs more than %d MiB to compile", n->name,
+			    n->arg, (int)(RE_TRIAL_MEM >> 20));
+	}
 	int rc = regcomp(&n->re, b.data, flags);
 	sbuf_free(&b);
 	if (rc != 0) {
@@ -632,7 +854,7 @@ static void reorder(struct fx_node *n)
 
 int fx_parse(struct fx_expr *x, int argc, char **argv)
 {
-	struct parser p = {.x = x, .argv = argv, .argc = argc, .emacs = true};
+	struct parser p = {.x = x, .argv = argv, .argc = argc, .emacs = true, .re_budget_ms = RE_TRIAL_MS};
 	x->maxdepth = -1;
 	if (argc == 0)
 		return 0;

@@ -222,6 +222,7 @@ err_case "bad type" "-type" -type q
 err_case "bad depth" "-maxdepth" -maxdepth -1
 err_case "bad mode" "-perm" -perm 99
 err_case "bad regex" "-regex" -regex '\('
+err_case "regex too large to compile" "too large" -regextype posix-extended -regex '((a|b)?){4096}'
 err_case "bad -printf directive" "%Z" -printf '%Z'
 err_case "unknown user" "-user" -user no_such_user_xyz
 err_case "unknown group" "-group" -group no_such_group_xyz

@@ -14,6 +14,7 @@
 
 #include "cmd/findexpr.h"
 #include "state/ser.h"
+#include "util/util.h"
 
 /* A fake entry: its name, type, path and metadata, and how often it was statted. */
 struct fake {
@@ -267,6 +268,79 @@ static void regex_and_names(void **state)
 	assert_false(holds("-name /t/f1", "f1", 0));
 }
 
+/* Bug (fuzz: options, CI stop 20): a -regex whose repetitions expand it thousands of times made
+ * glibc's regcomp take gigabytes (((a|b)?){4096}: 2.9 GiB, 19 s), and stacked repetitions took
+ * minutes. Such expressions are refused, in every syntax, and ones inside the bounds compile. */
+static void regex_too_large_is_refused(void **state)
+{
+	const char *big[] = {
+	    "-regextype posix-extended -regex ((a|b)?){4096}",
+	    "-regextype posix-extended -regex (.?){4096}",
+	    "-regextype posix-extended -regex x{32767}",
+	    "-regextype posix-extended -regex ((a{1000}){1000}){1000}",
+	    "-regextype posix-extended -regex (a{1,1000}){1,300}",
+	    "-regextype posix-extended -regex x{99999999999999999999999}",
+	    "-regextype posix-basic -regex \\(a\\{1,1000\\}\\)\\{1,300\\}",
+	    "-regex \\(a\\{1,1000\\}\\)\\{1,300\\}",
+	    "-regex a+++++++++++++++++++++++", /* each + copies: 2^23 (fuzz: options timeout) */
+	    "-regextype posix-basic -regex a\\+\\+\\+\\+\\+\\+\\+\\+\\+\\+\\+\\+\\+\\+\\+\\+",
+	};
+	/* Four or more repetition operators in a row (glibc: about tenfold time per ?+ pair). */
+	const char *stacked[] = {
+	    "-regex a?+?+?+?+?+?+?+?+?+?+", "-regextype posix-extended -regex (a?+?+){50}",
+	    "-regextype posix-extended -regex x{2}{2}{2}{2}", "-regextype posix-basic -regex a*\\?\\+*",
+	};
+	for (size_t i = 0; i < sizeof(stacked) / sizeof(stacked[0]); i++) {
+		struct fx_expr x;
+		char buf[256];
+		int rc = parse(&x, stacked[i], buf, sizeof(buf));
+		if (rc == 0 || !strstr(x.err, "in a row"))
+			fail_msg("'%s': rc %d, message '%s'", stacked[i], rc, x.err);
+		fx_free(&x);
+	}
+	for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); i++) {
+		struct fx_expr x;
+		char buf[256];
+		int rc = parse(&x, big[i], buf, sizeof(buf));
+		if (rc == 0 || !strstr(x.err, "too large"))
+			fail_msg("'%s': rc %d, message '%s'", big[i], rc, x.err);
+		fx_free(&x);
+	}
+	/* Short ones no static rule catches: glibc's regcomp runs for minutes. Refused after the
+	 * expression's 2 s, the trial compile killed. */
+	const char *slow[] = {
+	    "-regextype posix-extended -regex (a?+?){50}",
+	    "-regextype posix-extended -regex (a*+?){100}",
+	};
+	for (size_t i = 0; i < sizeof(slow) / sizeof(slow[0]); i++) {
+		struct fx_expr x;
+		char buf[256];
+		uint64_t t0 = now_ns();
+		int rc = parse(&x, slow[i], buf, sizeof(buf));
+		double secs = (double)(now_ns() - t0) / 1e9;
+		if (rc == 0 || !strstr(x.err, "too long to compile") || secs > 10)
+			fail_msg("'%s': rc %d after %.1f s, message '%s'", slow[i], rc, secs, x.err);
+		fx_free(&x);
+	}
+	const char *fine[] = {
+	    "-regextype posix-extended -regex ((a|b)?){300}",
+	    "-regextype posix-extended -regex .*/[[:digit:]]{4}-[0-9]{2}-[0-9]{2}\\.log",
+	    "-regextype posix-extended -regex .*{3}",
+	    "-regextype posix-extended -regex .{0,255}",
+	    "-regex .*/a\\{1,2000\\}",
+	    "-regex .*/{1000}", /* braces are literal in emacs syntax */
+	    "-regex a+?", "-regex a**x+*y???", "-regextype posix-basic -regex a+++++++++++++++++++++???",
+	    "-regextype posix-extended -regex ((a+)?)*", "-regex \\(x\\{2\\}\\)\\{2\\}*",
+	};
+	for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
+		struct fx_expr x;
+		char buf[256];
+		if (parse(&x, fine[i], buf, sizeof(buf)) != 0)
+			fail_msg("'%s': refused: %s", fine[i], x.err);
+		fx_free(&x);
+	}
+}
+
 /* An operand matches -name by its last component. */
 static void operand_name(void **state)
 {
@@ -358,7 +432,7 @@ int main(void)
 	    cmocka_unit_test(precedence),     cmocka_unit_test(errors_name_the_predicate),
 	    cmocka_unit_test(stat_only_when_needed), cmocka_unit_test(size_rounds_up),
 	    cmocka_unit_test(time_windows),   cmocka_unit_test(perm_forms),
-	    cmocka_unit_test(regex_and_names), cmocka_unit_test(operand_name),
+	    cmocka_unit_test(regex_and_names), cmocka_unit_test(regex_too_large_is_refused), cmocka_unit_test(operand_name),
 	    cmocka_unit_test(actions),        cmocka_unit_test(save_load),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
