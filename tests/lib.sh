@@ -189,3 +189,21 @@ wait_for_glob() {
 	done
 	return 1
 }
+
+# kill9_after_checkpoint STATE MAXTENTHS CMD...: start CMD (output discarded) in the background, wait
+# for its first checkpoint of its own (a snapshot under STATE newer than the call), sleep a random
+# 0.1..MAXTENTHS/10 s, then kill -9 it. Status 0 if the kill landed (the run was still going), 1 if
+# CMD had already ended; a missing checkpoint within 20 s is a failure of its own.
+kill9_after_checkpoint() {
+	local state=$1 max=$2 pid mark
+	shift 2
+	mark=$(mktemp "$T_SCRATCH/k.mark.XXXXXX")
+	"$@" >/dev/null 2>&1 &
+	pid=$!
+	wait_for_glob "$state/myriad/*/snapshot" 20 "$mark" || fail "kill -9: no checkpoint within 20 s"
+	rm -f "$mark"
+	sleep "0.$((RANDOM % max + 1))"
+	kill -9 $pid 2>/dev/null || { wait $pid 2>/dev/null; return 1; }
+	wait $pid 2>/dev/null
+	return 0
+}

@@ -22,6 +22,7 @@
 #include "cmd/job.h"
 #include "engine/walk.h"
 #include "io/dir.h"
+#include "io/guard.h"
 #include "report/json.h"
 #include "report/outfile.h"
 #include "report/progress.h"
@@ -50,11 +51,15 @@ static const char find_help[] =
     "           -uid -gid -links -inum [+-]N; -nouser; -nogroup; -perm [-/]MODE; -true; -false\n"
     "  options  -maxdepth N; -mindepth N; -xdev (-mount); -depth; -regextype TYPE\n"
     "  actions  -print; -print0; -fprint FILE; -fprint0 FILE; -printf FORMAT;\n"
-    "           -fprintf FILE FORMAT; -prune; -quit (-print if the expression has no action)\n"
+    "           -fprintf FILE FORMAT; -prune; -quit; -delete (-print if the expression has no\n"
+    "           action)\n"
     "  -printf directives: %%p %%P %%f %%h %%d %%s %%m %%M %%u %%U %%g %%G %%i %%n %%y %%l %%k %%b %%T@\n"
     "           %%A@ %%C@ %%%%, escapes \\n \\t \\0 \\\\ \\NNN \\c\n"
     "\n"
     "DIR must be a directory (a symlink to one is followed); nothing under it is followed.\n"
+    "-delete works bottom-up (it implies -depth) with rm's guards: a DIR that is a symlink is\n"
+    "refused (exit 2); '.', '..', / and the working directory with those above it are searched\n"
+    "but never deleted; mount points are not entered nor deleted (reported).\n"
     "Exit status: 0 all read; 1 some entries failed (reported on stderr and with --errors);\n"
     "2 usage error (an unknown predicate, a missing or bad argument); 3 stopped by a signal or a\n"
     "failed output with state saved: run the same command to resume (results on standard output\n"
@@ -62,12 +67,15 @@ static const char find_help[] =
     "(| head), find ends at once, quietly, by SIGPIPE (status 141).\n";
 
 struct local {
-	uint64_t visited, matched;
+	uint64_t visited, matched, deleted;
 	struct sbuf *out; /* one per output (allocated on first use) */
 	bool prune;       /* the last entry visited is not to be entered */
 	/* The entry being evaluated and what has been looked up about it. */
 	const struct walk_dir *d;
 	const struct walk_entry *e;
+	const struct walk_dir *self; /* with -delete, in dir_done: the directory itself is the entry
+				      * (d is then NULL and e made up from it) */
+	struct fs_id self_id;        /* its identity, for the guards */
 	struct errbatch *errs;
 	struct statx stx;
 	bool have_stx, have_path;
@@ -82,7 +90,12 @@ struct find_cmd {
 	struct outfile *outs;
 	bool *used;         /* outs[i] is written to */
 	uint64_t *resume_len;
-	uint64_t visited, matched;
+	uint64_t visited, matched, deleted;
+	bool del;           /* the expression has -delete: post-order, rm's guards */
+	struct guard guard; /* with del: / and the working directory with those above it */
+	enum guard_verdict *op_verdict; /* with del: each operand's, which is not deleted unless OK */
+	char **roots;       /* the operands */
+	size_t nroots;
 	atomic_bool quit;   /* -quit was reached */
 	bool quit_saved;
 	struct walk *walk;
@@ -103,6 +116,18 @@ static int entry_depth(const struct walk_dir *d)
 	return n;
 }
 
+/* The depth of directory d itself: the components of its path below the operand. */
+static int dir_depth(const struct walk_dir *d)
+{
+	return d->relstart == d->pathlen ? 0 : entry_depth(d) - 1;
+}
+
+/* The path of directory d relative to its operand's fd ("" for the operand). */
+static const char *dir_rel(const struct walk_dir *d)
+{
+	return d->relstart == d->pathlen ? "" : d->path + d->relstart;
+}
+
 struct ctx {
 	struct fx_ctx fx;
 	struct find_cmd *c;
@@ -116,6 +141,8 @@ static const struct statx *ctx_stat(struct fx_ctx *fx)
 	if (l->have_stx)
 		return &l->stx;
 	if (l->e->type == DT_UNKNOWN) /* the walk's own stat failed (reported) */
+		return NULL;
+	if (l->self) /* statted before its evaluation began; it failed */
 		return NULL;
 	int dfd = l->d ? l->d->fd : AT_FDCWD;
 	int flags = l->d ? AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT : AT_NO_AUTOMOUNT; /* an operand is followed */
@@ -136,6 +163,14 @@ static const char *ctx_path(struct fx_ctx *fx, size_t *len, size_t *relstart)
 {
 	struct ctx *k = (struct ctx *)fx;
 	struct local *l = k->l;
+	if (!l->have_path && l->self) {
+		sbuf_clear(&l->path);
+		sbuf_add(&l->path, l->self->path, l->self->pathlen);
+		sbuf_addc(&l->path, 0);
+		l->path.len--;
+		l->relstart = l->self->relstart;
+		l->have_path = true;
+	}
 	if (!l->have_path) {
 		sbuf_clear(&l->path);
 		walk_path(&l->path, l->d, l->e);
@@ -158,7 +193,9 @@ static int ctx_dir_empty(struct fx_ctx *fx)
 {
 	struct ctx *k = (struct ctx *)fx;
 	struct local *l = k->l;
-	int fd = l->d ? dir_open_file(l->d->fd, l->e->name) : open(l->e->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = l->self ? dir_open_at(l->self->rootfd, dir_rel(l->self), strlen(dir_rel(l->self)))
+		 : l->d ? dir_open_file(l->d->fd, l->e->name)
+			: open(l->e->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int r = fd < 0 ? -1 : dir_is_empty(fd, NULL);
 	int err = errno;
 	if (fd >= 0)
@@ -190,6 +227,115 @@ static int ctx_readlink(struct fx_ctx *fx, struct sbuf *b)
 	return 0;
 }
 
+/* May -delete remove the directory with this identity (not /, the working directory nor one above
+ * it)? Reported when it may not. */
+static bool guard_allows(struct find_cmd *c, struct local *l, const struct fs_id *id, struct fx_ctx *fx)
+{
+	enum guard_verdict v = GUARD_OK;
+	if (fs_id_same(id, &c->guard.root))
+		v = GUARD_ROOT;
+	for (size_t i = 0; v == GUARD_OK && i < c->guard.nabove; i++)
+		if (fs_id_same(id, &c->guard.above[i]))
+			v = GUARD_CWD;
+	if (v == GUARD_OK)
+		return true;
+	size_t len, rel;
+	const char *p = fx->path(fx, &len, &rel);
+	errlog_problem(l->errs, p, len, "not deleted", guard_rule(v));
+	return false;
+}
+
+/* -delete on an operand its guard verdict keeps: '.' quietly, and true (as find's -delete on '.');
+ * anything else reported, and false. */
+static bool keep_operand(struct find_cmd *c, struct local *l, unsigned root, struct fx_ctx *fx)
+{
+	enum guard_verdict v = c->op_verdict[root];
+	size_t len, rel;
+	const char *p = fx->path(fx, &len, &rel);
+	size_t end = guard_name_len(p);
+	if (v == GUARD_DOT && end >= 1 && p[end - 1] == '.' && (end == 1 || p[end - 2] == '/'))
+		return true;
+	errlog_problem(l->errs, p, len, "not deleted", guard_rule(v));
+	return false;
+}
+
+/* -delete: unlink the entry, or remove the (by now empty) directory, with rm's guards. */
+static bool ctx_remove(struct fx_ctx *fx)
+{
+	struct ctx *k = (struct ctx *)fx;
+	struct local *l = k->l;
+	struct find_cmd *c = k->c;
+	struct fs_id id;
+	int r;
+	const char *op = "unlink";
+	if (l->self) { /* a directory after everything under it (post-order) */
+		const struct walk_dir *d = l->self;
+		if (d->mount) /* reported by the walk: a mount point is left alone */
+			return false;
+		if (d->relstart == d->pathlen && c->op_verdict[d->root] != GUARD_OK)
+			return keep_operand(c, l, d->root, fx);
+		if (d->relstart != d->pathlen && !guard_allows(c, l, &l->self_id, fx))
+			return false;
+		op = "rmdir";
+		r = walk_rmdir(d);
+	} else if (l->e->type == DT_UNKNOWN) { /* its stat failed (reported): what it is is unknown */
+		return false;
+	} else if (!l->d) { /* an operand not entered (-maxdepth 0) */
+		unsigned root = 0;
+		while (root + 1 < c->nroots && strcmp(c->roots[root], l->e->name) != 0)
+			root++;
+		if (c->op_verdict[root] != GUARD_OK)
+			return keep_operand(c, l, root, fx);
+		op = "rmdir";
+		r = rmdir(l->e->name);
+	} else if (l->e->type == DT_DIR) { /* a directory not entered (-maxdepth) */
+		if (fs_identity(l->d->fd, l->e->name, &id) == 0 && !guard_allows(c, l, &id, fx))
+			return false;
+		op = "rmdir";
+		r = unlinkat(l->d->fd, l->e->name, AT_REMOVEDIR);
+	} else {
+		r = unlinkat(l->d->fd, l->e->name, 0);
+	}
+	if (r != 0) {
+		int err = errno;
+		if (err == ENOENT) /* gone already: what -delete wanted */
+			return true;
+		size_t len, rel;
+		const char *p = fx->path(fx, &len, &rel);
+		errlog_report(l->errs, p, len, op, err);
+		return false;
+	}
+	l->deleted++;
+	return true;
+}
+
+/* Evaluate the expression on the entry set up in l; its output goes to l->out. */
+static void evaluate(struct find_cmd *c, struct local *l, struct ctx *k)
+{
+	const struct fx_expr *x = c->x;
+	if (!l->out)
+		l->out = xcalloc(c->nouts, sizeof(*l->out));
+	size_t mark[c->nouts];
+	for (size_t i = 0; i < c->nouts; i++)
+		mark[i] = l->out[i].len;
+	k->fx.user = l;
+	if (fx_eval(x, &k->fx))
+		l->matched++;
+	if (k->fx.prune)
+		l->prune = true;
+	if (k->fx.quit) {
+		l->prune = true;
+		if (!atomic_exchange(&c->quit, true)) {
+			if (c->walk) /* NULL while the operands are visited: they are then not entered */
+				walk_cancel(c->walk);
+		} else {
+			/* Another worker's -quit came first: this entry's output goes (find acts on none after). */
+			for (size_t i = 0; i < c->nouts; i++)
+				l->out[i].len = mark[i];
+		}
+	}
+}
+
 static bool on_entry(void *ctx, void *lp, const struct walk_dir *d, const struct walk_entry *e,
 		     struct errbatch *errs)
 {
@@ -202,37 +348,79 @@ static bool on_entry(void *ctx, void *lp, const struct walk_dir *d, const struct
 	int depth = entry_depth(d);
 	l->prune = x->maxdepth >= 0 && depth >= x->maxdepth;
 	l->visited++;
+	/* With -delete a directory that will be entered is evaluated after its contents, in
+	 * on_dir_done (as find's -depth). */
+	if (c->del && e->type == DT_DIR && !l->prune)
+		return false;
 	if (depth < x->mindepth || (x->maxdepth >= 0 && depth > x->maxdepth))
 		return false;
 	if (!l->out)
 		l->out = xcalloc(c->nouts, sizeof(*l->out));
-	size_t mark[c->nouts];
-	for (size_t i = 0; i < c->nouts; i++)
-		mark[i] = l->out[i].len;
+	l->self = NULL;
 	l->d = d;
 	l->e = e;
 	l->errs = errs;
 	l->have_stx = l->have_path = false;
 	struct ctx k = {.fx = {.name = e->name, .namelen = e->namelen, .operand = d == NULL, .type = e->type,
 			       .ino = e->ino, .depth = depth, .stat = ctx_stat, .path = ctx_path,
-			       .dir_empty = ctx_dir_empty, .readlink = ctx_readlink, .out = l->out},
+			       .dir_empty = ctx_dir_empty, .readlink = ctx_readlink, .remove = ctx_remove,
+			       .out = l->out},
 			.c = c, .l = l};
-	k.fx.user = l;
-	if (fx_eval(x, &k.fx))
-		l->matched++;
-	if (k.fx.prune)
-		l->prune = true;
-	if (k.fx.quit) {
-		l->prune = true;
-		if (!atomic_exchange(&c->quit, true)) {
-			if (c->walk) /* NULL while the operands are visited: they are then not entered */
-				walk_cancel(c->walk);
-		} else {
-			/* Another worker's -quit came first: this entry's output goes (find acts on none after). */
-			for (size_t i = 0; i < c->nouts; i++)
-				l->out[i].len = mark[i];
-		}
+	evaluate(c, l, &k);
+	return false;
+}
+
+/* With -delete: a directory, once everything under it has been visited (and maybe deleted). */
+static bool on_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool keep, struct errbatch *errs)
+{
+	struct find_cmd *c = ctx;
+	struct local *l = lp;
+	const struct fx_expr *x = c->x;
+	(void)keep; /* -delete is tried whatever stays below: rmdir says why it fails, as find's */
+	if (atomic_load_explicit(&c->quit, memory_order_relaxed))
+		return false;
+	int depth = dir_depth(d);
+	if (depth < x->mindepth)
+		return false;
+	if (!l->out)
+		l->out = xcalloc(c->nouts, sizeof(*l->out));
+	/* The directory as an entry: its name, and its metadata looked up now (by path from the
+	 * operand: its fd is closed by now). */
+	const char *name = d->path;
+	size_t namelen = d->pathlen;
+	if (d->relstart != d->pathlen) {
+		const char *slash = memrchr(d->path, '/', d->pathlen);
+		name = slash ? slash + 1 : d->path;
+		namelen = d->pathlen - (size_t)(name - d->path);
 	}
+	struct walk_entry e = {.name = name, .namelen = namelen, .type = DT_DIR};
+	l->self = d;
+	l->d = NULL;
+	l->e = &e;
+	l->errs = errs;
+	l->have_path = false;
+	/* Opened in pieces: its path may be longer than PATH_MAX. */
+	const char *rel = dir_rel(d);
+	int fd = dir_open_at(d->rootfd, rel, strlen(rel));
+	l->have_stx = fd >= 0 && statx(fd, "", AT_EMPTY_PATH, c->stat_mask | STATX_INO, &l->stx) == 0 &&
+		      fs_identity(fd, "", &l->self_id) == 0;
+	int err = errno;
+	if (fd >= 0)
+		close(fd);
+	if (!l->have_stx) {
+		if (err != ENOENT) /* gone since: nothing to evaluate */
+			errlog_report(errs, d->path, d->pathlen, fd < 0 ? "open" : "stat", err);
+		l->self = NULL;
+		return false;
+	}
+	e.ino = l->stx.stx_ino;
+	struct ctx k = {.fx = {.name = name, .namelen = namelen, .operand = d->relstart == d->pathlen,
+			       .type = DT_DIR, .ino = e.ino, .depth = depth, .stat = ctx_stat, .path = ctx_path,
+			       .dir_empty = ctx_dir_empty, .readlink = ctx_readlink, .remove = ctx_remove,
+			       .out = l->out},
+			.c = c, .l = l};
+	evaluate(c, l, &k);
+	l->self = NULL;
 	return false;
 }
 
@@ -248,7 +436,8 @@ static void on_commit(void *ctx, void *lp)
 	struct local *l = lp;
 	c->visited += l->visited;
 	c->matched += l->matched;
-	l->visited = l->matched = 0;
+	c->deleted += l->deleted;
+	l->visited = l->matched = l->deleted = 0;
 	for (size_t i = 0; l->out && i < c->nouts; i++)
 		if (l->out[i].len) {
 			(void)outfile_write(&c->outs[i], l->out[i].data, l->out[i].len); /* a failure stops the run */
@@ -271,6 +460,7 @@ static void on_save(void *ctx, struct sbuf *b)
 	struct find_cmd *c = ctx;
 	ser_u64(b, c->visited);
 	ser_u64(b, c->matched);
+	ser_u64(b, c->deleted);
 	ser_u64(b, atomic_load(&c->quit));
 	fx_save(c->x, b);
 	ser_u64(b, c->nouts);
@@ -284,6 +474,7 @@ static bool on_load(void *ctx, struct deser *d)
 	struct find_cmd *c = ctx;
 	c->visited = deser_u64(d);
 	c->matched = deser_u64(d);
+	c->deleted = deser_u64(d);
 	uint64_t q = deser_u64(d);
 	if (q > 1 || !fx_load(c->x, d) || deser_u64(d) != c->nouts)
 		return false;
@@ -428,6 +619,8 @@ static void summary_json(struct find_cmd *c, struct sbuf *b, const struct find_o
 	json_u64(&j, "sessions", walk_sessions(c->walk));
 	json_u64(&j, "entries", c->visited);
 	json_u64(&j, "matched", c->matched);
+	if (c->del)
+		json_u64(&j, "deleted", c->deleted);
 	json_u64(&j, "errors", walk_errors(c->walk));
 	json_double(&j, "elapsed_s", el);
 	json_double(&j, "entries_per_s", el > 0 ? c->visited / el : 0);
@@ -453,11 +646,14 @@ static void find_report(struct find_cmd *c, const struct find_opts *o, enum run_
 	if (!results_on_stdout) {
 		struct summary sm;
 		FILE *sf = summary_open(&sm);
-		char b1[32], b2[32], b3[32], b4[32];
+		char b1[32], b2[32], b3[32], b4[32], b5[32];
 		uint64_t e = walk_errors(c->walk);
-		fprintf(sf, "find %s%s %s visited, %s matched; %s %s; %.2f s, %s entries/s\n",
+		char del[48] = "";
+		if (c->del)
+			snprintf(del, sizeof(del), ", %s deleted", fmt_count(b5, c->deleted));
+		fprintf(sf, "find %s%s %s visited, %s matched%s; %s %s; %.2f s, %s entries/s\n",
 			res == RUN_STOPPED ? "stopped after " : "", fmt_count(b1, c->visited),
-			plural(c->visited, "entry", "entries"), fmt_count(b2, c->matched), fmt_count(b3, e),
+			plural(c->visited, "entry", "entries"), fmt_count(b2, c->matched), del, fmt_count(b3, e),
 			plural(e, "error", "errors"), el, fmt_count(b4, el > 0 ? (uint64_t)(c->visited / el) : c->visited));
 		summary_show(&sm, !job_json_stdout(&o->jo));
 	}
@@ -481,6 +677,40 @@ static int open_outputs(struct find_cmd *c, const struct find_opts *o, bool resu
 	return 0;
 }
 
+/* -delete's checks of the operands, before anything is touched: a symlink is never followed (exit 2);
+ * '.', '..', / and the working directory with those above it are searched but never deleted
+ * themselves (their verdicts kept in c->op_verdict). *checked: each operand as checked. */
+static int delete_guards(struct find_cmd *c, struct guard_operand **checked)
+{
+	if (guard_init(&c->guard) != 0)
+		return usage_error("-delete: cannot identify the working directory and every directory above it, "
+				   "which are never deleted: %s", strerror(errno));
+	c->op_verdict = xcalloc(c->nroots, sizeof(*c->op_verdict));
+	*checked = xcalloc(c->nroots, sizeof(**checked));
+	for (size_t i = 0; i < c->nroots; i++) {
+		const char *root = c->roots[i];
+		enum guard_verdict v = guard_check(&c->guard, root, &(*checked)[i]);
+		if (v == GUARD_ERRNO)
+			return usage_error("%s: %s", root, strerror(errno));
+		if (v == GUARD_LINK_SLASH || (v != GUARD_DOT && (*checked)[i].type == S_IFLNK))
+			return usage_error("refusing -delete under '%s': it is a symlink, and -delete never follows "
+					   "one (give the directory it points to)", root);
+		if (v == GUARD_DOT) { /* checked by what it names, for guard_same */
+			int fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (fd < 0 || fs_identity(fd, "", &(*checked)[i].id) != 0) {
+				int e = errno;
+				if (fd >= 0)
+					close(fd);
+				return usage_error("%s: %s", root, strerror(e));
+			}
+			close(fd);
+			(*checked)[i].type = S_IFDIR;
+		}
+		c->op_verdict[i] = v;
+	}
+	return EXIT_OK;
+}
+
 static int find_run(void *opts)
 {
 	struct find_opts *o = opts;
@@ -491,7 +721,12 @@ static int find_run(void *opts)
 		if (!S_ISDIR(st.st_mode))
 			return usage_error("%s: not a directory", o->roots[i]);
 	}
-	struct find_cmd c = {.x = &o->x, .nouts = 1 + o->x.nfiles};
+	struct find_cmd c = {.x = &o->x, .nouts = 1 + o->x.nfiles, .del = o->x.has_delete,
+			     .roots = o->roots, .nroots = o->nroots};
+	struct guard_operand *checked = NULL;
+	int rc = c.del ? delete_guards(&c, &checked) : EXIT_OK;
+	if (rc != EXIT_OK)
+		goto out;
 	/* What any test needs, and the type (the walk's fallback where getdents gives none). */
 	c.stat_mask = o->x.stat_mask | STATX_TYPE;
 	c.outs = xcalloc(c.nouts, sizeof(*c.outs));
@@ -506,7 +741,7 @@ static int find_run(void *opts)
 
 	struct sbuf id = {0};
 	find_identity(&id, o);
-	int rc = job_begin(&c.job, &o->jo, "find", &id, o->roots, o->nroots);
+	rc = job_begin(&c.job, &o->jo, "find", &id, o->roots, o->nroots);
 	sbuf_free(&id);
 	if (rc)
 		goto out;
@@ -529,13 +764,17 @@ static int find_run(void *opts)
 	    .nroots = o->nroots,
 	    .threads = threads,
 	    .min_threads = o->jo.threads ? 0 : cpu_count(),
-	    .xdev = o->x.xdev,
+	    .xdev = o->x.xdev || c.del,
 	    .excludes = o->jo.excludes,
 	    .nexcludes = o->jo.nexcludes,
 	    .stat_mask = 0, /* statted by the expression, when it needs to */
 	    .inode_order = fx_stats_every_entry(&o->x),
 	    .visitor = {.ctx = &c, .local_size = sizeof(struct local), .entry = on_entry, .enter = on_enter,
-			.commit = on_commit, .local_free = on_local_free, .save = on_save, .load = on_load},
+			.dir_done = c.del ? on_dir_done : NULL, .commit = on_commit, .local_free = on_local_free,
+			.save = on_save, .load = on_load},
+	    /* -delete as rm: never into a subtree moved out of the tree, never into a mount point */
+	    .open_by_path = c.del,
+	    .report_mounts = c.del,
 	    .errlog = &c.job.errlog,
 	    .snapshot_name = job_snapshot_name(&c.job),
 	    .throttle = o->jo.rate ? &throttle : NULL,
@@ -544,6 +783,17 @@ static int find_run(void *opts)
 	c.walk = walk_new(&cfg, snap);
 	if (!c.walk)
 		goto out;
+	/* The walk opened each operand again, by its path: with -delete it must be what was checked. */
+	for (size_t i = 0; c.del && i < o->nroots; i++)
+		if (!guard_same(&checked[i], walk_root_fd(c.walk, i))) {
+			usage_error("refusing -delete under '%s': it was replaced while it was checked", o->roots[i]);
+			walk_free(c.walk);
+			if (snap || ckpt_started(c.job.ckpt))
+				ckpt_close(c.job.ckpt); /* the job stays as it was */
+			else
+				ckpt_finish(c.job.ckpt);
+			goto out;
+		}
 	if (snap && open_outputs(&c, o, true) != 0)
 		goto out;
 	if (atomic_load(&c.quit))
@@ -561,6 +811,10 @@ out:
 	free(c.outs);
 	free(c.used);
 	free(c.resume_len);
+	free(checked);
+	free(c.op_verdict);
+	if (c.del)
+		guard_free(&c.guard);
 	return rc;
 }
 

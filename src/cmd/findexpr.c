@@ -36,7 +36,7 @@ enum fx_kind {
 	K_NAME, K_INAME, K_PATH, K_IPATH, K_REGEX, K_IREGEX, K_TYPE, K_SIZE, K_EMPTY,
 	K_NEWER, K_TIME, K_USER, K_UID, K_GROUP, K_GID, K_NOUSER, K_NOGROUP, K_PERM, K_LINKS, K_INUM,
 	K_SAMEFILE,
-	K_PRINT, K_PRINTF, K_QUIT, K_PRUNE,
+	K_PRINT, K_PRINTF, K_QUIT, K_PRUNE, K_DELETE,
 	/* global options: true where they stand */
 	K_MAXDEPTH, K_MINDEPTH, K_XDEV, K_DEPTH, K_NOOP, K_REGEXTYPE,
 };
@@ -98,6 +98,7 @@ static const struct pred preds[] = {
     {"-fprintf", K_PRINTF, A_TWO, C_NAME, 0, 0},
     {"-quit", K_QUIT, A_NONE, C_NAME, 0, 0},
     {"-prune", K_PRUNE, A_NONE, C_NAME, 0, 0},
+    {"-delete", K_DELETE, A_NONE, C_NAME, 0, 0},
     {"-maxdepth", K_MAXDEPTH, A_STR, C_NAME, 0, 0},
     {"-mindepth", K_MINDEPTH, A_STR, C_NAME, 0, 0},
     {"-xdev", K_XDEV, A_NONE, C_NAME, 0, 0},
@@ -132,6 +133,7 @@ struct parser {
 	int regextype; /* REG_EXTENDED or 0 (emacs and basic are translated) */
 	bool emacs;
 	int64_t re_budget_ms; /* what is left of the time the trial compiles may take together */
+	bool depth_given;     /* -depth was written (not only implied by -delete) */
 };
 
 static int perr(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -717,6 +719,10 @@ static struct fx_node *parse_primary(struct parser *p)
 		x->has_quit = true;
 		break;
 	case K_PRUNE: x->has_prune = true; break;
+	case K_DELETE:
+		x->has_action = true; /* as GNU find: -delete alone prints nothing */
+		x->has_delete = true;
+		break;
 	case K_MAXDEPTH:
 		if (depth_arg(p, t, n->arg, &x->maxdepth) != 0)
 			return NULL;
@@ -728,7 +734,7 @@ static struct fx_node *parse_primary(struct parser *p)
 		n->kind = K_TRUE;
 		break;
 	case K_XDEV: x->xdev = true; n->kind = K_TRUE; break;
-	case K_DEPTH: x->depth_first = true; n->kind = K_TRUE; break;
+	case K_DEPTH: x->depth_first = p->depth_given = true; n->kind = K_TRUE; break;
 	case K_NOOP: n->kind = K_TRUE; break;
 	case K_REGEXTYPE:
 		if (!strcmp(n->arg, "emacs") || !strcmp(n->arg, "findutils-default"))
@@ -818,6 +824,7 @@ static bool pure(const struct fx_node *n)
 	case K_PRINT:
 	case K_PRINTF:
 	case K_QUIT:
+	case K_DELETE:
 	case K_PRUNE: return false;
 	}
 	return true;
@@ -864,6 +871,13 @@ int fx_parse(struct fx_expr *x, int argc, char **argv)
 	if (p.i < argc) {
 		const char *t = argv[p.i];
 		return perr(&p, !strcmp(t, ")") ? "')' without '('" : "'%s': unexpected here", t);
+	}
+	if (x->has_delete) {
+		/* As GNU find: -delete works bottom-up, where -prune cannot keep anything out. */
+		if (x->has_prune && !p.depth_given)
+			return perr(&p, "-delete turns on -depth, and -prune does nothing under -depth; to carry "
+					"on anyway, give -depth explicitly");
+		x->depth_first = true;
 	}
 	reorder(n);
 	x->root = n;
@@ -1296,6 +1310,7 @@ static bool eval(const struct fx_expr *x, const struct fx_node *n, struct fx_ctx
 	case K_QUIT:
 		c->quit = true;
 		return true;
+	case K_DELETE: return c->remove && c->remove(c);
 	case K_PRINT:
 		path = c->path(c, &len, &rel);
 		sbuf_add(&c->out[n->dest], path, len);

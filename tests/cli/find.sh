@@ -312,13 +312,7 @@ rm -f "$S/fp" "$S/oo"
 big=(--json "$S/k.json" -o "$S/oo" "$B" -name '*1*' -fprint0 "$S/fp" -o -type d -print0)
 kills=0
 for i in $(seq 6); do
-	touch "$S/k.mark"
-	"$MYRIAD" find --rate 30k --checkpoint-interval 0.05 "${big[@]}" >/dev/null 2>&1 &
-	pid=$!
-	wait_for_glob "$S/state/myriad/*/snapshot" 20 "$S/k.mark" || fail "kill -9: no checkpoint within 20 s"
-	sleep "0.$((RANDOM % 6 + 1))"
-	kill -9 $pid 2>/dev/null && kills=$((kills + 1))
-	wait $pid 2>/dev/null
+	kill9_after_checkpoint "$S/state" 6 "$MYRIAD" find --rate 30k --checkpoint-interval 0.05 "${big[@]}" && kills=$((kills + 1))
 done
 "$MYRIAD" find "${big[@]}" >/dev/null 2>&1
 expect_eq "kill -9 x$kills: the final run exits 0" 0 $?

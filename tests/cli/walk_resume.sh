@@ -43,16 +43,10 @@ done
 rm -f "$S/out"
 kills=0
 for i in $(seq 8); do
-	touch "$S/k.mark"
-	"$MYRIAD" walk --rate 40k --checkpoint-interval 0.05 --stat --json "$S/k.json" -o "$S/out" --print0 "$T" \
-		>/dev/null 2>&1 &
-	pid=$!
-	# At a random moment after this session's first checkpoint: a kill before it would leave no
-	# trace of the session (on a loaded machine, start-up alone can outlast a short sleep).
-	wait_for_glob "$S/state/myriad/*/snapshot" 20 "$S/k.mark" || fail "kill -9: no checkpoint within 20 s"
-	sleep "0.$((RANDOM % 6 + 1))"
-	kill -9 $pid 2>/dev/null && kills=$((kills + 1))
-	wait $pid 2>/dev/null
+	# Killed at a random moment after this session's first checkpoint: a kill before it would leave
+	# no trace of the session (on a loaded machine, start-up alone can outlast a short sleep).
+	kill9_after_checkpoint "$S/state" 6 "$MYRIAD" walk --rate 40k --checkpoint-interval 0.05 --stat \
+		--json "$S/k.json" -o "$S/out" --print0 "$T" && kills=$((kills + 1))
 done
 "$MYRIAD" walk --stat --json "$S/k.json" -o "$S/out" --print0 "$T" >/dev/null 2>&1
 expect_eq "kill -9 x$kills: final run exits 0" 0 $?
