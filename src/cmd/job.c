@@ -421,6 +421,10 @@ int job_end(struct job *j, enum run_result r, uint64_t errors)
 			ckpt_finish(j->ckpt);
 			return EXIT_STOPPED;
 		}
+		if (j->quiet) {
+			ckpt_close(j->ckpt);
+			return EXIT_STOPPED;
+		}
 		if (reason)
 			snprintf(why, sizeof(why), "stopped: %s", reason);
 		else

@@ -113,6 +113,8 @@ struct job {
 	/* Why a stopped run stopped, when not by a signal ("out of space", "--max-errors reached"):
 	 * set before the run loop returns RUN_STOPPED, or before raising SIGTERM to stop it. */
 	const char *_Atomic stop_reason;
+	/* Another process speaks for this one (an MPI rank but 0): job_end says nothing of a stop. */
+	bool quiet;
 };
 
 /*

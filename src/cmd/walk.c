@@ -18,6 +18,7 @@
 #include "engine/walk.h"
 #include "report/json.h"
 #include "report/outfile.h"
+#include "util/signals.h"
 #include "util/util.h"
 #ifdef MYRIAD_MPI
 #include <inttypes.h>
@@ -90,6 +91,7 @@ struct walk_cmd {
 	int rank, ranks;
 	uint64_t *rank_entries;
 	int threads_total;
+	struct sbuf rank_snap; /* this rank's part of the job's snapshot */
 };
 
 static int type_index(unsigned char dt)
@@ -386,6 +388,10 @@ static void walk_identity(struct sbuf *id, const struct walk_opts *o)
 	identity_add_excludes(id, &o->jo);
 	if (o->output && (!strcmp(o->output, "-") || identity_add_path(id, o->output) != 0))
 		ser_str(id, o->output);
+#ifdef MYRIAD_MPI
+	/* A job of ranks is another job than one process's: its snapshot holds every rank's part. */
+	ser_str(id, "mpi");
+#endif
 }
 
 /* The summary on stdout (or stderr: not among the paths) and with --json. */
@@ -412,18 +418,27 @@ static void walk_report(struct walk_cmd *c, const struct walk_opts *o, enum run_
 static int walk_setup(struct walk_cmd *c, struct walk_opts *o, const char *output, struct throttle *throttle,
 		      int *threads)
 {
-	if (job_check_dirs(o->roots, o->nroots) != 0)
-		return EXIT_USAGE;
-	/* Up to 8 per CPU (at least 16) when reads wait on the disk; one per CPU to start with. */
-	*threads = job_threads(&o->jo, 8, 16, 128);
-
-	struct sbuf id = {0};
-	walk_identity(&id, o);
-	int rc = job_begin(&c->job, &o->jo, "walk", &id, o->roots, o->nroots);
-	sbuf_free(&id);
+	int rc = job_check_dirs(o->roots, o->nroots);
+	if (!rc) {
+		/* Up to 8 per CPU (at least 16) when reads wait on the disk; one per CPU to start with. */
+		*threads = job_threads(&o->jo, 8, 16, 128);
+		struct sbuf id = {0};
+		walk_identity(&id, o);
+		rc = job_begin(&c->job, &o->jo, "walk", &id, o->roots, o->nroots);
+		sbuf_free(&id);
+	}
+#ifdef MYRIAD_MPI
+	/* Every rank gets here: rank 0 hands each its part of the job's snapshot. */
+	int shared = spread_share_snapshot(rc == 0, rc ? NULL : job_snapshot(&c->job), job_snapshot_name(&c->job),
+					   &c->rank_snap);
+	if (shared < 0)
+		return rc ? rc : EXIT_USAGE;
+	const struct sbuf *snap = shared ? &c->rank_snap : NULL;
+#else
 	if (rc)
 		return rc;
 	const struct sbuf *snap = job_snapshot(&c->job);
+#endif
 	c->out.fd = -1;
 	if (c->print && !snap && outfile_open(&c->out, output, 1, false, 0) != 0)
 		return EXIT_USAGE;
@@ -456,19 +471,19 @@ static int walk_setup(struct walk_cmd *c, struct walk_opts *o, const char *outpu
 
 #ifdef MYRIAD_MPI
 /*
- * Under mpirun (myriad-mpi), every rank walks its share (engine/spread). Checkpoints across ranks
- * are not there yet: --state and --fresh are refused and no state is kept. A rank but 0 writes its
- * paths and --errors lines into parts of its own, appended to the outputs by rank 0 at the end; it
- * shows no progress line (rank 0's shows rank 0's share); --rate is shared out between the ranks.
+ * Under mpirun (myriad-mpi), every rank walks its share (engine/spread). Rank 0 keeps the job's
+ * state (--state, --fresh and the snapshots are its own); each round of checkpoints gathers every
+ * rank's part (spread.h). A rank but 0 writes its paths and --errors lines into parts of its own
+ * (two temporary files each, taking turns), sent to rank 0 at each round and at the end; it shows no
+ * progress line (rank 0's shows rank 0's share); --rate is shared out between the ranks.
  */
-static int walk_spread_opts(struct walk_cmd *c, struct walk_opts *o, char *outpart, char *errpart, size_t size,
-			    int *outfd, int *errfd)
+struct mpi_parts {
+	char path[2][PATH_MAX]; /* out, err: the part opened as the output (its name removed once open) */
+	int fd[2][2];           /* out, err: the part and its spare (-1: none) */
+};
+
+static int walk_spread_opts(struct walk_cmd *c, struct walk_opts *o, struct mpi_parts *mp)
 {
-	if (o->jo.state || o->jo.fresh)
-		return usage_error("%s: checkpoints across MPI ranks are not supported yet: under mpirun a walk "
-				   "keeps no state and cannot be resumed (docs/mpi.md); drop %s",
-				   o->jo.state ? "--state" : "--fresh", o->jo.state ? "--state DIR" : "--fresh");
-	o->jo.no_state = true;
 	c->rank = spread_rank();
 	c->ranks = spread_size();
 	if (o->jo.rate) {
@@ -478,19 +493,28 @@ static int walk_spread_opts(struct walk_cmd *c, struct walk_opts *o, char *outpa
 	}
 	if (c->rank == 0)
 		return 0;
+	o->jo.no_state = true;
+	o->jo.state = NULL;
+	o->jo.fresh = false;
 	o->jo.progress_s = 0;
-	if (c->print && (*outfd = spread_part_create(c->output, outpart, size)) < 0)
-		return EXIT_USAGE;
-	if (o->jo.errors) {
-		if ((*errfd = spread_part_create(o->jo.errors, errpart, size)) < 0)
+	const char *finals[2] = {c->print ? c->output : NULL, o->jo.errors};
+	bool want[2] = {c->print, o->jo.errors != NULL};
+	for (int k = 0; k < 2; k++) {
+		if (!want[k])
+			continue;
+		char spare[PATH_MAX];
+		if ((mp->fd[k][0] = spread_part_create(finals[k], mp->path[k], PATH_MAX)) < 0 ||
+		    (mp->fd[k][1] = spread_part_create(finals[k], spare, sizeof(spare))) < 0)
 			return EXIT_USAGE;
-		o->jo.errors = errpart;
+		unlink(spare);
 	}
+	if (o->jo.errors)
+		o->jo.errors = mp->path[1];
 	return 0;
 }
 
 /* After the run: the job's totals, failures and per-rank entries on rank 0, the parts appended. */
-static void walk_spread_gather(struct walk_cmd *c, struct spread *sp, int outfd, int errfd)
+static void walk_spread_gather(struct walk_cmd *c, struct spread *sp)
 {
 	enum { N = T_N + 4 };
 	uint64_t v[N], mine = total_entries(&c->t);
@@ -507,14 +531,7 @@ static void walk_spread_gather(struct walk_cmd *c, struct spread *sp, int outfd,
 	if (getenv("MYRIAD_MPI_DEBUG"))
 		fprintf(stderr, "myriad walk: rank %d: %" PRIu64 " entries, %" PRIu64 " directories received, %" PRIu64
 			" given, %" PRIu64 " requests\n", c->rank, mine, recv, given, req);
-	if (c->print)
-		spread_gather_part(outfd, &c->out);
-	if (c->job.errlog.have_file)
-		spread_gather_part(errfd, &c->job.errlog.file);
-	if (outfd >= 0)
-		close(outfd);
-	if (errfd >= 0)
-		close(errfd);
+	spread_gather_outputs(sp);
 	if (c->rank == 0) {
 		memcpy(c->t.by_type, v, sizeof(c->t.by_type));
 		c->t.apparent = v[T_N];
@@ -533,29 +550,41 @@ static int walk_run(void *opts)
 	int threads = 0, rc;
 	const char *output = c.output;
 #ifdef MYRIAD_MPI
-	char outpart[PATH_MAX] = "", errpart[PATH_MAX] = "";
-	int outfd = -1, errfd = -1;
-	rc = walk_spread_opts(&c, o, outpart, errpart, sizeof(outpart), &outfd, &errfd);
-	if (*outpart)
-		output = outpart;
+	struct mpi_parts mp = {.fd = {{-1, -1}, {-1, -1}}};
+	rc = walk_spread_opts(&c, o, &mp);
+	if (*mp.path[0])
+		output = mp.path[0];
+	/* Every rank calls walk_setup: it holds collectives. */
+	int rc2 = walk_setup(&c, o, output, &throttle, &threads);
 	if (!rc)
-		rc = walk_setup(&c, o, output, &throttle, &threads);
+		rc = rc2;
 	/* The parts are open by now (or never will be): their names are not needed. */
-	if (*outpart)
-		unlink(outpart);
-	if (*errpart)
-		unlink(errpart);
+	for (int k = 0; k < 2; k++)
+		if (*mp.path[k])
+			unlink(mp.path[k]);
 	/* Every rank is ready, or none starts (a rank that is not has said why). */
-	if (!spread_all(rc == 0))
+	if (!spread_all(rc == 0)) {
+		sbuf_free(&c.rank_snap);
 		return rc ? rc : EXIT_USAGE;
-	struct spread *sp = spread_new(c.walk);
+	}
+	struct spread *sp = spread_new(c.walk, c.rank == 0 ? job_snapshot(&c.job) : NULL);
+	if (c.print)
+		spread_add_output(sp, &c.out, mp.fd[0][0], mp.fd[0][1]);
+	if (o->jo.errors)
+		spread_add_output(sp, &c.job.errlog.file, mp.fd[1][0], mp.fd[1][1]);
 	struct run_hooks walk_hooks = walk_run_hooks(c.walk, on_progress, on_sync);
 	struct run_hooks hooks = spread_hooks(sp, &walk_hooks);
 	enum run_result res = spread_finish(sp, job_execute(&c.job, &hooks));
 	if (spread_peer_stopped(sp))
 		c.job.stop_reason = "another rank stopped (its message says why)";
-	walk_spread_gather(&c, sp, outfd, errfd);
+	/* Rank 0 speaks for the job; a rank stopped by a signal of its own says so (rank 0 says the
+	 * job stopped because another rank did). */
+	c.job.quiet = c.rank > 0;
+	if (c.rank > 0 && res == RUN_STOPPED && !spread_peer_stopped(sp) && sig_stop_signal())
+		warnx_("rank %d: stopped by signal %d", c.rank, sig_stop_signal());
+	walk_spread_gather(&c, sp);
 	spread_free(sp);
+	sbuf_free(&c.rank_snap);
 #else
 	rc = walk_setup(&c, o, output, &throttle, &threads);
 	if (rc)

@@ -13,6 +13,7 @@
 #include "engine/spread.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -21,14 +22,41 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "state/ser.h"
 #include "util/signals.h"
 #include "util/util.h"
 
-enum { TAG_REQ = 1, TAG_WORK, TAG_NONE, TAG_TOKEN, TAG_END, TAG_STOP, TAG_PART };
+enum {
+	TAG_REQ = 1,
+	TAG_WORK,
+	TAG_NONE,
+	TAG_TOKEN,
+	TAG_END,
+	TAG_STOP,
+	TAG_PART,
+	TAG_ASK,    /* checkpoint round, from rank 0: freeze, and say your count (u64 round number) */
+	TAG_COUNT,  /* the answer: round number, work sent minus received (two u64) */
+	TAG_GO,     /* from rank 0: take your snapshot, send it and your outputs' new bytes */
+	TAG_SNAP,   /* a rank's snapshot (then its parts' bytes as PART messages, each part ended by an
+		     * empty one) */
+	TAG_RESUME, /* from rank 0: the round is over, share work again */
+	TAG_FIRST_SNAP /* at start, from rank 0: this rank's snapshot to resume from */
+};
 
 #define GIVE_MAX 512          /* directories per WORK message */
 #define PART_CHUNK (1u << 20) /* bytes per PART message */
 #define BACKOFF_MAX_MS 16     /* longest pause between requests after every rank said none */
+#define MAX_PARTS 4           /* outputs a command registers */
+
+/* An output of the job (spread_add_output). On rank 0, out is the output itself; on the others,
+ * out writes into one of two temporary files (fd) that take turns: at a checkpoint the one in use
+ * is swapped out, in the same step as the snapshot, and its bytes are shipped to rank 0. */
+struct part {
+	struct outfile *out;
+	int fd[2];
+	int cur;           /* fd[cur] is behind out->fd */
+	uint64_t ship_len; /* bytes of the file swapped out, to ship */
+};
 
 struct sending {
 	MPI_Request req;
@@ -55,6 +83,13 @@ struct spread {
 	size_t nsends, capsends;
 	struct sbuf in;
 	uint64_t received, given, requests;
+	/* Checkpoints across ranks: no work moves between ranks while frozen (a round is on); seq
+	 * numbers rank 0's requests for counts; last is the job's last snapshot (rank 0). */
+	bool frozen;
+	uint64_t seq;
+	struct sbuf last;
+	struct part parts[MAX_PARTS];
+	int nparts;
 };
 
 static int my_rank, my_size = 1;
@@ -129,12 +164,14 @@ static void recv_msg(struct spread *s, MPI_Status *st)
 	s->in.len = (size_t)n;
 }
 
+static void round_rank(struct spread *s);
+
 static void handle(struct spread *s, int from, int tag)
 {
 	switch (tag) {
 	case TAG_REQ: {
 		struct sbuf b = {0};
-		size_t n = s->ended ? 0 : walk_give(s->w, &b, GIVE_MAX);
+		size_t n = s->ended || s->frozen ? 0 : walk_give(s->w, &b, GIVE_MAX);
 		if (n) {
 			s->given += n;
 			s->count++;
@@ -179,6 +216,7 @@ static void handle(struct spread *s, int from, int tag)
 		s->peer_stopped = true;
 		sig_request_stop();
 		break;
+	case TAG_ASK: round_rank(s); break;
 	}
 }
 
@@ -201,7 +239,7 @@ static void progress(struct spread *s)
 		end_walk(s);
 		return;
 	}
-	if (!s->asking && now_ns() >= s->next_ask) {
+	if (!s->asking && !s->frozen && now_ns() >= s->next_ask) {
 		int victim = (s->rank + 1 + rand_r(&s->seed) % (s->size - 1)) % s->size;
 		send_msg(s, victim, TAG_REQ, NULL);
 		s->asking = true;
@@ -232,14 +270,252 @@ static void progress(struct spread *s)
 	}
 }
 
-struct spread *spread_new(struct walk *w)
+/* ---- Checkpoints across ranks ----------------------------------------------------------------
+ *
+ * A round, started by rank 0 where the run loop would take a snapshot:
+ *  1. rank 0 freezes (answers requests for work with none, asks for none) and sends ASK to every
+ *     rank; each freezes too and answers COUNT (its work messages sent minus received). Frozen,
+ *     no rank sends work, so once the counts, each taken after its rank froze, sum to zero, no
+ *     work message is in flight: every directory is in exactly one rank's walk. Otherwise rank 0
+ *     asks again (the work in flight is being received meanwhile).
+ *  2. One rank after another (GO), each takes its snapshot, swapping its output parts out in the
+ *     same step, and sends it (SNAP) and the parts' bytes (PART) to rank 0, which appends them to
+ *     the outputs. Rank 0 then takes its own snapshot: its outputs' lengths count every rank's.
+ *  3. The job's snapshot is every rank's ("MYRSPRD1": ranks, then each rank's in rank order);
+ *     RESUME unfreezes the ranks.
+ * A rank that stops (a signal; STOP from another rank) abandons the round: the job then keeps its
+ * last snapshot, and a resume truncates the outputs back to the lengths it recorded.
+ */
+
+static void send_u64s(struct spread *s, int to, int tag, const uint64_t *v, size_t n)
+{
+	struct sbuf b = {0};
+	sbuf_add(&b, v, n * sizeof(*v));
+	send_msg(s, to, tag, &b);
+}
+
+static void nap(void)
+{
+	struct timespec ts = {0, 100000};
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * In a round: receive one message, handling the work-sharing ones (requests are answered with
+ * none: frozen). Returns the tag of another message (in s->in; its sender in *from), 0 when there
+ * was none or it was handled, -1 when the round must be abandoned (a stop).
+ */
+static int round_poll(struct spread *s, int *from)
+{
+	if (sig_stop_requested())
+		return -1;
+	int flag = 0;
+	MPI_Status st;
+	MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+	test_sends(s);
+	if (!flag || st.MPI_TAG == TAG_PART)
+		return 0;
+	recv_msg(s, &st);
+	*from = st.MPI_SOURCE;
+	switch (st.MPI_TAG) {
+	case TAG_REQ:
+	case TAG_WORK:
+	case TAG_NONE:
+	case TAG_TOKEN: handle(s, st.MPI_SOURCE, st.MPI_TAG); return 0;
+	case TAG_STOP: handle(s, st.MPI_SOURCE, st.MPI_TAG); return -1;
+	}
+	return st.MPI_TAG;
+}
+
+/* Swap every part out (engine lock held, before the snapshot): what was written goes to rank 0;
+ * what comes next goes to the other file, from its start. */
+static void swap_parts(void *arg)
+{
+	struct spread *s = arg;
+	for (int i = 0; i < s->nparts; i++) {
+		struct part *p = &s->parts[i];
+		int next = 1 - p->cur;
+		p->ship_len = p->out->len;
+		if (dup2(p->fd[next], p->out->fd) < 0) {
+			warnx_("rank %d: %s: swapping this rank's part: %s", s->rank, p->out->name, strerror(errno));
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		}
+		p->out->len = 0;
+		p->cur = next;
+	}
+}
+
+/* Send n bytes of fd from its start to rank 0 as PART messages, then an empty one. */
+static void ship(struct spread *s, struct part *p, int fd, uint64_t n, char *buf)
+{
+	for (uint64_t off = 0; off < n;) {
+		size_t want = n - off < PART_CHUNK ? (size_t)(n - off) : PART_CHUNK;
+		ssize_t got = pread(fd, buf, want, (off_t)off);
+		if (got <= 0) {
+			/* Its loss is an output failure (said here); the job then stops. */
+			output_failed(p->out->name, "read", got < 0 ? errno : EIO);
+			break;
+		}
+		MPI_Send(buf, (int)got, MPI_BYTE, 0, TAG_PART, MPI_COMM_WORLD);
+		off += (uint64_t)got;
+	}
+	MPI_Send(buf, 0, MPI_BYTE, 0, TAG_PART, MPI_COMM_WORLD);
+	(void)s;
+}
+
+/* Rank 0: append rank from's PART messages, up to the empty one, to out (under the engine lock
+ * when the workers run). -1 when a write failed (recorded; the rest is still received). */
+static int receive_part(struct spread *s, int from, struct outfile *out, char *buf, bool lock)
+{
+	int rc = 0;
+	for (;;) {
+		MPI_Status st;
+		int n = 0;
+		MPI_Recv(buf, PART_CHUNK, MPI_BYTE, from, TAG_PART, MPI_COMM_WORLD, &st);
+		MPI_Get_count(&st, MPI_BYTE, &n);
+		if (n == 0)
+			return rc;
+		if (lock)
+			walk_lock(s->w);
+		if (outfile_write(out, buf, (size_t)n) != 0)
+			rc = -1;
+		if (lock)
+			walk_unlock(s->w);
+	}
+}
+
+/* Rank > 0, on ASK: freeze, answer counts until GO, send the snapshot and parts, wait for RESUME. */
+static void round_rank(struct spread *s)
+{
+	s->frozen = true;
+	for (int tag = TAG_ASK, from = 0;; tag = round_poll(s, &from)) {
+		if (tag < 0)
+			break;
+		if (tag == TAG_ASK && s->in.len == sizeof(uint64_t)) {
+			uint64_t v[2];
+			memcpy(&v[0], s->in.data, sizeof(v[0]));
+			v[1] = (uint64_t)s->count;
+			send_u64s(s, 0, TAG_COUNT, v, 2);
+		} else if (tag == TAG_GO) {
+			struct sbuf snap = {0};
+			walk_snapshot_then(s->w, &snap, swap_parts, s);
+			MPI_Send(snap.data, (int)snap.len, MPI_BYTE, 0, TAG_SNAP, MPI_COMM_WORLD);
+			sbuf_free(&snap);
+			char *buf = xmalloc(PART_CHUNK);
+			for (int i = 0; i < s->nparts; i++) {
+				struct part *p = &s->parts[i];
+				int old = p->fd[1 - p->cur];
+				ship(s, p, old, p->ship_len, buf);
+				if (ftruncate(old, 0) != 0 || lseek(old, 0, SEEK_SET) != 0)
+					output_failed(p->out->name, "truncate", errno);
+			}
+			free(buf);
+		} else if (tag == TAG_RESUME) {
+			break;
+		} else if (tag == 0) {
+			nap();
+		}
+	}
+	s->frozen = false;
+}
+
+/* Rank 0: a round; true with the job's snapshot in out. */
+static bool round_zero(struct spread *s, struct sbuf *out)
+{
+	bool ok = false;
+	int from = 0;
+	struct sbuf rest = {0}, snap = {0};
+	char *buf = xmalloc(PART_CHUNK);
+	s->frozen = true;
+	/* 1. Quiesce. */
+	for (;;) {
+		uint64_t seq = ++s->seq;
+		for (int r = 1; r < s->size; r++)
+			send_u64s(s, r, TAG_ASK, &seq, 1);
+		int64_t sum = 0;
+		int got = 0;
+		while (got < s->size - 1) {
+			int tag = round_poll(s, &from);
+			if (tag < 0)
+				goto out;
+			if (tag == TAG_COUNT && s->in.len == 2 * sizeof(uint64_t)) {
+				uint64_t v[2];
+				memcpy(v, s->in.data, sizeof(v));
+				if (v[0] == seq) {
+					sum += (int64_t)v[1];
+					got++;
+				}
+			} else if (tag == 0) {
+				nap();
+			}
+		}
+		if (sum + s->count == 0)
+			break;
+	}
+	/* 2. Each rank's snapshot and new output, one rank after another. */
+	for (int r = 1; r < s->size; r++) {
+		send_msg(s, r, TAG_GO, NULL);
+		int tag;
+		while ((tag = round_poll(s, &from)) != TAG_SNAP || from != r) {
+			if (tag < 0)
+				goto out;
+			if (tag == 0)
+				nap();
+		}
+		ser_bytes(&rest, s->in.data, s->in.len);
+		for (int i = 0; i < s->nparts; i++)
+			receive_part(s, r, s->parts[i].out, buf, true);
+	}
+	/* 3. Rank 0's own, last: its outputs' lengths include what the others sent. */
+	walk_snapshot_then(s->w, &snap, NULL, NULL);
+	ser_begin(out, "MYRSPRD1");
+	ser_u64(out, (uint64_t)s->size);
+	ser_bytes(out, snap.data, snap.len);
+	sbuf_add(out, rest.data, rest.len);
+	ser_end(out);
+	ok = true;
+out:
+	for (int r = 1; r < s->size; r++)
+		send_msg(s, r, TAG_RESUME, NULL);
+	s->frozen = false;
+	sbuf_free(&rest);
+	sbuf_free(&snap);
+	free(buf);
+	return ok;
+}
+
+/* The job's snapshot when no round has completed: resuming it starts over. */
+static void empty_snapshot(struct sbuf *out)
+{
+	ser_begin(out, "MYRSPRD1");
+	ser_u64(out, 0);
+	ser_end(out);
+}
+
+struct spread *spread_new(struct walk *w, const struct sbuf *resumed)
 {
 	struct spread *s = xcalloc(1, sizeof(*s));
 	s->w = w;
 	s->rank = my_rank;
 	s->size = my_size;
 	s->seed = (unsigned)now_ns() ^ (unsigned)my_rank * 2654435761u;
+	if (resumed && my_rank == 0)
+		sbuf_add(&s->last, resumed->data, resumed->len);
 	return s;
+}
+
+void spread_add_output(struct spread *s, struct outfile *out, int part_fd, int spare_fd)
+{
+	if (s->nparts == MAX_PARTS) {
+		warnx_("spread: more than %d outputs", MAX_PARTS);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	struct part *p = &s->parts[s->nparts++];
+	*p = (struct part){.out = out, .fd = {part_fd, spare_fd}};
+	if (s->rank != 0 && dup2(part_fd, out->fd) < 0) {
+		warnx_("rank %d: %s: this rank's part: %s", s->rank, out->name, strerror(errno));
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
 }
 
 void spread_free(struct spread *s)
@@ -250,6 +526,11 @@ void spread_free(struct spread *s)
 		sbuf_free(&s->sends[i].buf);
 	free(s->sends);
 	sbuf_free(&s->in);
+	sbuf_free(&s->last);
+	for (int i = 0; i < s->nparts; i++)
+		for (int k = 0; k < 2; k++)
+			if (s->parts[i].fd[k] >= 0 && s->rank != 0)
+				close(s->parts[i].fd[k]);
 	free(s);
 }
 
@@ -274,10 +555,28 @@ static int sp_tick(void *ctx)
 	return 1;
 }
 
+/*
+ * Rank 0's run loop saves what this gives (it is called on the other ranks only to stop their
+ * workers). A periodic snapshot is a round over every rank; the stop snapshot freezes this rank's
+ * workers and gives the last round's (a round now could not count on the others).
+ */
 static void sp_snapshot(void *ctx, struct sbuf *out, bool stop)
 {
 	struct spread *s = ctx;
-	s->inner.snapshot(s->inner.ctx, out, stop);
+	if (s->rank != 0 || stop) {
+		struct sbuf mine = {0};
+		s->inner.snapshot(s->inner.ctx, &mine, stop);
+		sbuf_free(&mine);
+	} else if (!s->ended && round_zero(s, out)) {
+		sbuf_clear(&s->last);
+		sbuf_add(&s->last, out->data, out->len);
+		return;
+	}
+	sbuf_clear(out);
+	if (s->last.len)
+		sbuf_add(out, s->last.data, s->last.len);
+	else
+		empty_snapshot(out);
 }
 
 static void sp_start(void *ctx)
@@ -402,37 +701,77 @@ int spread_part_create(const char *final, char *path, size_t size)
 	return fd;
 }
 
-int spread_gather_part(int part_fd, struct outfile *out)
+int spread_gather_outputs(struct spread *s)
 {
 	char *buf = xmalloc(PART_CHUNK);
 	int rc = 0;
-	if (my_rank == 0) {
-		for (int r = 1; r < my_size; r++)
-			for (;;) {
-				MPI_Status st;
-				int n = 0;
-				MPI_Recv(buf, PART_CHUNK, MPI_BYTE, r, TAG_PART, MPI_COMM_WORLD, &st);
-				MPI_Get_count(&st, MPI_BYTE, &n);
-				if (n == 0)
-					break;
-				if (outfile_write(out, buf, (size_t)n) != 0)
+	for (int i = 0; i < s->nparts; i++) {
+		struct part *p = &s->parts[i];
+		if (s->rank == 0) {
+			for (int r = 1; r < s->size; r++)
+				if (receive_part(s, r, p->out, buf, false) != 0)
 					rc = -1;
-			}
-	} else {
-		/* An unreadable part ends early: its loss is an output failure, said on this rank. */
-		ssize_t n = lseek(part_fd, 0, SEEK_SET) == 0 ? 0 : -1;
-		if (n < 0)
-			output_failed(out->name, "seek", errno);
-		while (n == 0 && (n = read(part_fd, buf, PART_CHUNK)) > 0) {
-			MPI_Send(buf, (int)n, MPI_BYTE, 0, TAG_PART, MPI_COMM_WORLD);
-			n = 0;
+		} else {
+			ship(s, p, p->fd[p->cur], p->out->len, buf);
 		}
-		if (n < 0) {
-			output_failed(out->name, "read", errno);
-			rc = -1;
-		}
-		MPI_Send(buf, 0, MPI_BYTE, 0, TAG_PART, MPI_COMM_WORLD);
 	}
 	free(buf);
 	return rc;
+}
+
+int spread_share_snapshot(bool ok, const struct sbuf *job_snap, const char *name, struct sbuf *mine)
+{
+	if (!spread_all(ok))
+		return -1;
+	int verdict = 0;
+	uint64_t ranks = 0;
+	struct deser d = {0};
+	if (my_rank == 0 && job_snap) {
+		const char *why = "malformed";
+		if (!deser_begin(&d, job_snap->data, job_snap->len, "MYRSPRD1", &why)) {
+			warnx_("%s: cannot be used: %s (not a snapshot of myriad-mpi); remove the state directory or "
+			       "use --fresh", name, why);
+			verdict = -1;
+		} else if ((ranks = deser_u64(&d)) != 0 && ranks != (uint64_t)my_size) {
+			warnx_("%s: saved by a job of %" PRIu64 " ranks, this one has %d: run it again with "
+			       "mpirun -np %" PRIu64 " to resume, or with --fresh to start over", name, ranks, my_size, ranks);
+			verdict = -1;
+		} else {
+			verdict = ranks != 0;
+		}
+	}
+	MPI_Bcast(&verdict, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	if (verdict <= 0)
+		return verdict;
+	if (my_rank == 0) {
+		/* Checked whole before anything is sent: every rank gets its part, or none. */
+		const void **part = xcalloc((size_t)my_size, sizeof(*part));
+		size_t *len = xcalloc((size_t)my_size, sizeof(*len));
+		for (int r = 0; r < my_size; r++)
+			part[r] = deser_bytes(&d, &len[r]);
+		verdict = deser_done(&d) ? 1 : -1;
+		if (verdict < 0)
+			warnx_("%s: cannot be used: a rank's part is malformed; remove the state directory or use "
+			       "--fresh", name);
+		MPI_Bcast(&verdict, 1, MPI_INT, 0, MPI_COMM_WORLD);
+		if (verdict > 0) {
+			sbuf_add(mine, part[0], len[0]);
+			for (int r = 1; r < my_size; r++)
+				MPI_Send(part[r], (int)len[r], MPI_BYTE, r, TAG_FIRST_SNAP, MPI_COMM_WORLD);
+		}
+		free(part);
+		free(len);
+		return verdict;
+	}
+	MPI_Bcast(&verdict, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	if (verdict < 0)
+		return -1;
+	MPI_Status st;
+	int n = 0;
+	MPI_Probe(0, TAG_FIRST_SNAP, MPI_COMM_WORLD, &st);
+	MPI_Get_count(&st, MPI_BYTE, &n);
+	sbuf_reserve(mine, (size_t)n + 1);
+	MPI_Recv(mine->data, n, MPI_BYTE, 0, TAG_FIRST_SNAP, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	mine->len = (size_t)n;
+	return 1;
 }

@@ -31,8 +31,34 @@ int spread_size(void);
 
 struct spread;
 
-/* Take part in the job with shared walk w (rank 0's with the operands, the others' empty). */
-struct spread *spread_new(struct walk *w);
+/*
+ * Collective, before the walks are made: does every rank have ok? Then rank 0 checks the job's
+ * snapshot job_snap (NULL: a fresh start; name: its file, for messages) and hands each rank its
+ * part, into mine. Returns 1 to resume from mine, 0 to start afresh (no snapshot, or one saved
+ * before the first round completed), -1 when some rank was not ok or the snapshot cannot be used
+ * (on rank 0, a message says why: malformed, or saved by a job with another number of ranks).
+ */
+int spread_share_snapshot(bool ok, const struct sbuf *job_snap, const char *name, struct sbuf *mine);
+
+/*
+ * Take part in the job with shared walk w (rank 0's with the operands, the others' empty).
+ * resumed is the job's snapshot when it resumes (rank 0), kept as the one to save if the job stops
+ * before its first round.
+ *
+ * Checkpoints: rank 0's run loop takes its periodic snapshots through the hooks; each is a round
+ * over every rank (docs/mpi.md) that gives the job's snapshot, every rank's part of it taken while
+ * no work is in flight between ranks. The other ranks keep no state of their own.
+ */
+struct spread *spread_new(struct walk *w, const struct sbuf *resumed);
+
+/*
+ * Register an output of the job (paths, --errors lines): every rank, in the same order, before
+ * the run. On rank 0, out is the output itself. On the others, out's descriptor is replaced by
+ * part_fd, a temporary file (spread_part_create, open for reading and writing), and spare_fd
+ * (another) takes turns with it: at each round the bytes written since the last one go to rank 0,
+ * which appends them to its out, so out holds each line once, in the job's snapshot's length.
+ */
+void spread_add_output(struct spread *s, struct outfile *out, int part_fd, int spare_fd);
 void spread_free(struct spread *s);
 
 /* The hooks for run_loop: the walk's, with done meaning the whole job's walk is over and tick
@@ -63,8 +89,9 @@ int spread_max(int v);                         /* the largest v, on every rank *
  * caller opens it for writing and then removes the name.
  */
 int spread_part_create(const char *final, char *path, size_t size);
-/* Collective: rank 0 appends every other rank's part (part_fd, read from its start), in rank
- * order and a chunk at a time, to out; the others send theirs. 0, or -1 (the failure recorded). */
-int spread_gather_part(int part_fd, struct outfile *out);
+/* Collective, after the run: rank 0 appends what every other rank wrote since the last round to
+ * the outputs, output by output, in rank order and a chunk at a time. 0, or -1 (the failure
+ * recorded). */
+int spread_gather_outputs(struct spread *s);
 
 #endif

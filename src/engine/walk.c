@@ -664,12 +664,30 @@ static void save_tree(struct walk *w, struct sbuf *b)
 	sbuf_add(b, w->snap_recs.data, w->snap_recs.len);
 }
 
+static void snapshot_locked(struct walk *w, struct sbuf *b);
+
 static void walk_snapshot(void *ctx, struct sbuf *b, bool stop)
 {
 	struct walk *w = ctx;
 	pthread_mutex_lock(&w->lock);
 	if (stop)
 		w->stopping = true;
+	snapshot_locked(w, b);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void walk_snapshot_then(struct walk *w, struct sbuf *b, void (*first)(void *arg), void *arg)
+{
+	pthread_mutex_lock(&w->lock);
+	if (first)
+		first(arg);
+	snapshot_locked(w, b);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* The snapshot (engine lock held). */
+static void snapshot_locked(struct walk *w, struct sbuf *b)
+{
 	ser_begin(b, "MYRWALK1");
 	ser_u64(b, w->prev_ns + (now_ns() - w->start_ns));
 	ser_u64(b, w->sessions);
@@ -682,7 +700,6 @@ static void walk_snapshot(void *ctx, struct sbuf *b, bool stop)
 	if (w->tree_snap) {
 		save_tree(w, b);
 		ser_end(b);
-		pthread_mutex_unlock(&w->lock);
 		return;
 	}
 	size_t n = w->nstack;
@@ -696,7 +713,6 @@ static void walk_snapshot(void *ctx, struct sbuf *b, bool stop)
 		if (w->workers[i].cur)
 			save_rec(b, w->workers[i].cur);
 	ser_end(b);
-	pthread_mutex_unlock(&w->lock);
 }
 
 /*

@@ -191,6 +191,11 @@ bool walk_add(struct walk *w, const void *p, size_t len);
 /* No more work will come: let the workers exit; the walk is done. */
 void walk_end(struct walk *w);
 
+/* Take a snapshot as the run loop does (without stopping the workers), calling first(arg) before
+ * it under the same hold of the engine lock: what first changes (spread: it swaps a rank's output
+ * parts) happens in the same step as the snapshot, between two commits. */
+void walk_snapshot_then(struct walk *w, struct sbuf *b, void (*first)(void *arg), void *arg);
+
 /* Workers started so far. */
 int walk_threads(struct walk *w);
 

@@ -2,8 +2,10 @@
 # paths (-o FILE, --print0), JSON totals and exit status equal one process's (build/myriad) on a
 # hostile tree; on a skewed tree (90% of its entries under one subdirectory) more than one rank does
 # work; a directory that cannot be opened (faultfs, EACCES) is reported once, with exit 1 as one
-# process; SIGTERM to one rank stops the job (exit 3); no part file is left behind; --state and other
-# commands across ranks are refused (exit 2).
+# process; SIGTERM to one rank stops the job (exit 3) and the job resumes; kill -9 of a rank at
+# random moments, then the same command: -o FILE and --errors hold each line once, totals exact;
+# a resume with another -np is refused (exit 2) keeping the state; --state DIR and --fresh work;
+# no part file is left behind; other commands across ranks are refused (exit 2).
 . "$(dirname "$0")/../lib.sh"
 if ! command -v mpirun >/dev/null || ! command -v mpicc >/dev/null; then
 	skip "mpirun or mpicc not installed (apt-get install openmpi-bin libopenmpi-dev)"
@@ -26,6 +28,21 @@ run_mpi() {
 # nonzero_ranks JSON: how many ranks counted entries.
 nonzero_ranks() { grep -o '"rank_entries":\[[0-9,]*\]' "$1" | grep -o '[0-9][0-9]*' | grep -vc '^0$'; }
 parts_left() { find "$S" -xdev -name '.myriad-part*' | wc -l; }
+# kill_rank_after_checkpoint NP ARGS...: as kill9_after_checkpoint, for a job: one rank is killed.
+kill_rank_after_checkpoint() {
+	local np=$1 pid mark victim
+	shift
+	mark=$(mktemp "$S/k.mark.XXXXXX")
+	run_mpi "$np" "$@" >/dev/null 2>&1 &
+	pid=$!
+	wait_for_glob "$S/state/myriad/*/snapshot" 20 "$mark" || fail "np $np: no checkpoint within 20 s"
+	rm -f "$mark"
+	sleep "0.$((RANDOM % 5 + 1))"
+	victim=$(pgrep -f "^$MPI walk" | shuf -n 1) # a rank, not mpirun
+	[ -n "$victim" ] && kill -9 "$victim" 2>/dev/null
+	wait $pid 2>/dev/null
+	[ -n "$victim" ]
+}
 
 T=$S/tree
 make_hostile_tree "$T"
@@ -89,9 +106,26 @@ if is_root && [ -e /dev/fuse ]; then
 				"$(walk_counts "$S/f$P.json") $(json_num "$S/f$P.json" errors)"
 		done
 		expect_eq "no --errors part left behind" 0 "$(parts_left)"
+		# Killed and resumed, the --errors file still holds each failure once.
+		rm -f "$S/ek.jsonl"
+		args=(-j 1 --checkpoint-interval 0.05 --json "$S/ek.json" --errors "$S/ek.jsonl" "$M")
+		kills=0
+		for i in 1 2 3; do
+			kill_rank_after_checkpoint 2 walk --rate 8k "${args[@]}" && kills=$((kills + 1))
+		done
+		[ $kills -gt 0 ] && ok "np 2: --errors: $kills jobs killed mid-run" || fail "np 2: --errors: no job was killed"
+		run_mpi 2 walk "${args[@]}" >/dev/null 2>&1
+		expect_eq "np 2: kill -9 x$kills: the resumed job exits 1 (the failures)" 1 $?
+		expect_eq "np 2: kill -9: the --errors file holds each failure once (distinct, lines)" "5 5" \
+			"$(grep '"op":"open"' "$S/ek.jsonl" | sort -u | wc -l) $(wc -l <"$S/ek.jsonl")"
+		expect_eq "np 2: kill -9: counts and errors equal one process's" \
+			"$(walk_counts "$S/f.json") $(json_num "$S/f.json" errors)" \
+			"$(walk_counts "$S/ek.json") $(json_num "$S/ek.json" errors)"
 		# SIGTERM to one rank stops the whole job: exit 3, saying no state was kept; no hang.
 		M2=$S/slow
-		if mount_faultfs "$B" "$M2" --rule 'all:*:delay=3'; then
+		"$MKTREE" "$S/backing2/t" --files 2000 --fanout 50
+		"$MYRIAD" walk --no-state --json "$S/f0.json" "$S/backing2" >/dev/null 2>&1
+		if mount_faultfs "$S/backing2" "$M2" --rule 'all:*:delay=3'; then
 			mpirun --allow-run-as-root --oversubscribe -np 2 "$MPI" walk -j 1 --stat "$M2" >/dev/null 2>"$S/stop" &
 			mp=$!
 			sleep 1.5
@@ -104,8 +138,14 @@ if is_root && [ -e /dev/fuse ]; then
 				wait $mp
 				expect_eq "SIGTERM to rank 1: the job exits 3" 3 $?
 			fi
-			expect_eq "SIGTERM to rank 1: both ranks say they stopped, keeping no state" 2 \
-				"$(grep -c 'stopped.*no state was kept' "$S/stop")"
+			expect_eq "SIGTERM to rank 1: rank 0 says the job stopped, its state saved" 1 \
+				"$(grep -c 'stopped: another rank stopped.*state saved in' "$S/stop")"
+			expect_eq "SIGTERM to rank 1: rank 1 says it was stopped by the signal" 1 \
+				"$(grep -c 'rank 1: stopped by signal 15' "$S/stop")"
+			mpirun --allow-run-as-root --oversubscribe -np 2 "$MPI" walk -j 1 --stat --json "$S/stop.json" \
+				"$M2" >/dev/null 2>"$S/stop2"
+			expect_eq "SIGTERM to rank 1: the job resumed ends with one process's counts" \
+				"$(walk_counts "$S/f0.json")" "$(walk_counts "$S/stop.json")"
 		else
 			fail "faultfs (delay) did not mount"
 		fi
@@ -116,11 +156,52 @@ else
 	skip "unreadable directory: faultfs needs root and /dev/fuse"
 fi
 
-# Not there yet, and said so: checkpoints across ranks; other commands across ranks.
-run_mpi 2 walk --state "$S/st" "$T" >/dev/null 2>"$S/serr"
-expect_eq "--state under mpirun: exit 2" 2 $?
-grep -q "not supported yet" "$S/serr" && ok "--state under mpirun: says why" || fail "--state: $(cat "$S/serr")"
-[ ! -e "$S/st" ] && ok "--state under mpirun: no state directory made" || fail "--state: $S/st was made"
+# Checkpoints across ranks. kill -9 of one rank at random moments (mpirun then ends the job), and
+# the same command again: -o FILE holds every path exactly once, the totals are an uninterrupted
+# walk's, every killed session counted.
+for P in 2 4; do
+	rm -f "$S/ko"
+	args=(-j 2 --stat --checkpoint-interval 0.05 --json "$S/ko.json" --print0 -o "$S/ko" "$T")
+	kills=0
+	for i in 1 2 3 4; do
+		kill_rank_after_checkpoint $P walk --rate 10k "${args[@]}" && kills=$((kills + 1))
+	done
+	[ $kills -gt 0 ] && ok "np $P: $kills jobs killed mid-run" || fail "np $P: no job was killed"
+	expect_eq "np $P: kill -9 of a rank: no rank left running" "" "$(pgrep -f "^$MPI walk")"
+	run_mpi $P walk "${args[@]}" >/dev/null 2>"$S/ko.err"
+	expect_eq "np $P: kill -9 x$kills: the resumed job exits 0" 0 $?
+	expect_eq "np $P: kill -9: -o FILE holds every path exactly once" "$(cat "$S/find.md5")" "$(sort -z "$S/ko" | md5sum)"
+	expect_eq "np $P: kill -9: counts and bytes equal an uninterrupted walk's" "$want_counts $want_bytes" \
+		"$(walk_counts "$S/ko.json") $(json_num "$S/ko.json" apparent_bytes)"
+	expect_eq "np $P: kill -9: every killed job was resumed (sessions = kills + 1)" $((kills + 1)) \
+		"$(json_num "$S/ko.json" sessions)"
+	expect_eq "np $P: kill -9: state removed after the finished job" "" "$(ls "$S/state/myriad")"
+	expect_eq "np $P: kill -9: no output part left behind" 0 "$(parts_left)"
+done
+
+# A resume with another number of ranks is refused, naming the number to use; --fresh starts over;
+# --state DIR is rank 0's.
+run_mpi 2 walk --rate 5k --checkpoint-interval 0.05 --state "$S/st" -o "$S/so" "$T" >/dev/null 2>&1 &
+pid=$!
+wait_for_glob "$S/st/snapshot" 20 || fail "--state DIR: no snapshot in DIR within 20 s"
+pkill -TERM -f "^$MPI walk" # the ranks, not mpirun (which, signalled, exits 1 whatever they return)
+wait $pid
+expect_eq "SIGTERM to every rank: the job exits 3" 3 $?
+run_mpi 4 walk --state "$S/st" -o "$S/so" "$T" >/dev/null 2>"$S/np.err"
+expect_eq "resume with -np 4 of a job of 2 ranks: exit 2" 2 $?
+grep -q "saved by a job of 2 ranks, this one has 4: run it again with mpirun -np 2" "$S/np.err" &&
+	ok "resume with another -np: says which to use" || fail "resume with another -np: $(grep myriad "$S/np.err")"
+[ -s "$S/st/snapshot" ] && ok "resume with another -np: the state is kept" || fail "the refused resume lost the state"
+run_mpi 2 walk --state "$S/st" -o "$S/so" "$T" >/dev/null 2>"$S/np.err"
+expect_eq "resume with the same -np: exit 0" 0 $?
+grep -q "resuming the earlier run" "$S/np.err" && ok "resume with the same -np: resumed" || fail "not resumed: $(cat "$S/np.err")"
+expect_eq "--state DIR: -o FILE holds every path exactly once" "$(find "$T" | sort | md5sum)" "$(sort "$S/so" | md5sum)"
+expect_eq "--state DIR: removed after the finished job" "" "$(ls -A "$S/st" 2>/dev/null)"
+run_mpi 2 walk --fresh --state "$S/st" -o "$S/so" "$T" >/dev/null 2>"$S/np.err"
+expect_eq "--fresh under mpirun: exit 0" 0 $?
+expect_eq "--fresh: -o FILE holds every path exactly once" "$(find "$T" | sort | md5sum)" "$(sort "$S/so" | md5sum)"
+
+# Other commands across ranks: refused before any work.
 run_mpi 2 fill --no-state -n 10 "$S/fill" >/dev/null 2>"$S/ferr"
 expect_eq "fill across 2 ranks: exit 2" 2 $?
 [ ! -e "$S/fill" ] && ok "fill across 2 ranks: refused before any work" || fail "fill across ranks wrote $S/fill"
