@@ -482,10 +482,16 @@ int job_check_dirs(char *const *dirs, size_t n)
 void job_walk_progress(struct sbuf *line, struct walk *w, const char *cmd, uint64_t entries, uint64_t dirs,
 		       const char *after)
 {
+	job_walk_progress_errors(line, w, cmd, entries, dirs, walk_errors(w), after);
+}
+
+void job_walk_progress_errors(struct sbuf *line, struct walk *w, const char *cmd, uint64_t entries, uint64_t dirs,
+			      uint64_t errors, const char *after)
+{
 	double el = walk_elapsed(w);
 	char b[32];
 	sbuf_printf(line, "%s: ", cmd);
-	progress_format(line, "entries", entries, 0, el, el > 0 ? entries / el : 0, walk_errors(w));
+	progress_format(line, "entries", entries, 0, el, el > 0 ? entries / el : 0, errors);
 	sbuf_printf(line, " (%s %s%s)", fmt_count(b, dirs), plural(dirs, "directory", "directories"), after);
 	walk_stuck(w, line, 5);
 }

@@ -144,6 +144,9 @@ struct walk;
  * " (N directories" after ")" and the workers stuck in the kernel, if any. */
 void job_walk_progress(struct sbuf *line, struct walk *w, const char *cmd, uint64_t entries, uint64_t dirs,
 		       const char *after);
+/* The same with a count of errors other than the walk's own (a job of MPI ranks: the job's). */
+void job_walk_progress_errors(struct sbuf *line, struct walk *w, const char *cmd, uint64_t entries, uint64_t dirs,
+			      uint64_t errors, const char *after);
 
 /* Are the operands existing directories (a symlink to one is)? 0, or EXIT_USAGE after a usage
  * error naming the first that is not. */

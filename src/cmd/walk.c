@@ -92,6 +92,7 @@ struct walk_cmd {
 	uint64_t *rank_entries;
 	int threads_total;
 	struct sbuf rank_snap; /* this rank's part of the job's snapshot */
+	struct spread *sp;      /* the job (NULL: one process) */
 };
 
 static int type_index(unsigned char dt)
@@ -195,13 +196,36 @@ static uint64_t total_entries(const struct totals *t)
 	return n;
 }
 
-static void on_progress(void *ctx, struct sbuf *line)
+/* This process's entries, directories and errors so far. */
+static void walk_count(void *ctx, uint64_t v[3])
 {
 	struct walk_cmd *c = ctx;
 	walk_lock(c->walk);
-	uint64_t n = total_entries(&c->t), dirs = c->t.by_type[T_D];
+	v[0] = total_entries(&c->t);
+	v[1] = c->t.by_type[T_D];
+	v[2] = walk_errors(c->walk);
 	walk_unlock(c->walk);
-	job_walk_progress(line, c->walk, "walk", n, dirs, "");
+}
+
+static void on_progress(void *ctx, struct sbuf *line)
+{
+	struct walk_cmd *c = ctx;
+	uint64_t v[3];
+	walk_count(c, v);
+#ifdef MYRIAD_MPI
+	/* Under mpirun: the job's counts, and the other ranks' workers stuck in the kernel. */
+	if (c->sp) {
+		struct sbuf stuck = {0}, after = {0};
+		spread_progress_add(c->sp, v, &stuck);
+		sbuf_printf(&after, ", %d ranks", c->ranks);
+		job_walk_progress_errors(line, c->walk, "walk", v[0], v[1], v[2], after.data);
+		sbuf_add(line, stuck.data, stuck.len);
+		sbuf_free(&stuck);
+		sbuf_free(&after);
+		return;
+	}
+#endif
+	job_walk_progress_errors(line, c->walk, "walk", v[0], v[1], v[2], "");
 }
 
 static void on_sync(void *ctx)
@@ -568,6 +592,8 @@ static int walk_run(void *opts)
 		return rc ? rc : EXIT_USAGE;
 	}
 	struct spread *sp = spread_new(c.walk, c.rank == 0 ? job_snapshot(&c.job) : NULL);
+	spread_progress_source(sp, walk_count, &c);
+	c.sp = sp;
 	if (c.print)
 		spread_add_output(sp, &c.out, mp.fd[0][0], mp.fd[0][1]);
 	if (o->jo.errors)
@@ -583,6 +609,7 @@ static int walk_run(void *opts)
 	if (c.rank > 0 && res == RUN_STOPPED && !spread_peer_stopped(sp) && sig_stop_signal())
 		warnx_("rank %d: stopped by signal %d", c.rank, sig_stop_signal());
 	walk_spread_gather(&c, sp);
+	c.sp = NULL;
 	spread_free(sp);
 	sbuf_free(&c.rank_snap);
 #else

@@ -40,13 +40,22 @@ enum {
 	TAG_SNAP,   /* a rank's snapshot (then its parts' bytes as PART messages, each part ended by an
 		     * empty one) */
 	TAG_RESUME, /* from rank 0: the round is over, share work again */
-	TAG_FIRST_SNAP /* at start, from rank 0: this rank's snapshot to resume from */
+	TAG_FIRST_SNAP, /* at start, from rank 0: this rank's snapshot to resume from */
+	TAG_PROGRESS    /* to rank 0, every PROGRESS_MS: entries, directories, errors (three u64), then
+			 * the rank's workers stuck in the kernel, as walk_stuck says it (text) */
 };
 
 #define GIVE_MAX 512          /* directories per WORK message */
 #define PART_CHUNK (1u << 20) /* bytes per PART message */
 #define BACKOFF_MAX_MS 16     /* longest pause between requests after every rank said none */
 #define MAX_PARTS 4           /* outputs a command registers */
+#define PROGRESS_MS 500       /* how often a rank tells rank 0 how far it got */
+
+/* Rank 0: what another rank said of its share last. */
+struct peer {
+	uint64_t v[3]; /* entries, directories, errors */
+	struct sbuf stuck;
+};
 
 /* An output of the job (spread_add_output). On rank 0, out is the output itself; on the others,
  * out writes into one of two temporary files (fd) that take turns: at a checkpoint the one in use
@@ -90,6 +99,11 @@ struct spread {
 	struct sbuf last;
 	struct part parts[MAX_PARTS];
 	int nparts;
+	/* The job-wide progress line: the command's counts (every rank), and on rank 0 the others'. */
+	void (*progress_count)(void *ctx, uint64_t v[3]);
+	void *count_ctx;
+	uint64_t next_progress;
+	struct peer *peers;
 };
 
 static int my_rank, my_size = 1;
@@ -217,6 +231,14 @@ static void handle(struct spread *s, int from, int tag)
 		sig_request_stop();
 		break;
 	case TAG_ASK: round_rank(s); break;
+	case TAG_PROGRESS:
+		if (s->peers && s->in.len >= 3 * sizeof(uint64_t)) {
+			struct peer *p = &s->peers[from];
+			memcpy(p->v, s->in.data, sizeof(p->v));
+			sbuf_clear(&p->stuck);
+			sbuf_add(&p->stuck, s->in.data + sizeof(p->v), s->in.len - sizeof(p->v));
+		}
+		break;
 	}
 }
 
@@ -321,7 +343,8 @@ static int round_poll(struct spread *s, int *from)
 	case TAG_REQ:
 	case TAG_WORK:
 	case TAG_NONE:
-	case TAG_TOKEN: handle(s, st.MPI_SOURCE, st.MPI_TAG); return 0;
+	case TAG_TOKEN:
+	case TAG_PROGRESS: handle(s, st.MPI_SOURCE, st.MPI_TAG); return 0;
 	case TAG_STOP: handle(s, st.MPI_SOURCE, st.MPI_TAG); return -1;
 	}
 	return st.MPI_TAG;
@@ -504,6 +527,29 @@ struct spread *spread_new(struct walk *w, const struct sbuf *resumed)
 	return s;
 }
 
+void spread_progress_source(struct spread *s, void (*count)(void *ctx, uint64_t v[3]), void *ctx)
+{
+	s->progress_count = count;
+	s->count_ctx = ctx;
+	if (s->rank == 0 && !s->peers)
+		s->peers = xcalloc((size_t)s->size, sizeof(*s->peers));
+}
+
+void spread_progress_add(struct spread *s, uint64_t v[3], struct sbuf *stuck)
+{
+	for (int r = 1; s->peers && r < s->size; r++) {
+		struct peer *p = &s->peers[r];
+		for (int i = 0; i < 3; i++)
+			v[i] += p->v[i];
+		if (p->stuck.len) {
+			sbuf_printf(stuck, "; rank %d:", r);
+			/* walk_stuck's text starts with "; ": keep what follows it. */
+			size_t skip = p->stuck.len > 1 && p->stuck.data[0] == ';' ? 1 : 0;
+			sbuf_add(stuck, p->stuck.data + skip, p->stuck.len - skip);
+		}
+	}
+}
+
 void spread_add_output(struct spread *s, struct outfile *out, int part_fd, int spare_fd)
 {
 	if (s->nparts == MAX_PARTS) {
@@ -527,6 +573,9 @@ void spread_free(struct spread *s)
 	free(s->sends);
 	sbuf_free(&s->in);
 	sbuf_free(&s->last);
+	for (int r = 0; s->peers && r < s->size; r++)
+		sbuf_free(&s->peers[r].stuck);
+	free(s->peers);
 	for (int i = 0; i < s->nparts; i++)
 		for (int k = 0; k < 2; k++)
 			if (s->parts[i].fd[k] >= 0 && s->rank != 0)
@@ -541,11 +590,26 @@ static bool sp_done(void *ctx)
 	return s->inner.done(s->inner.ctx);
 }
 
+/* A rank but 0: tell rank 0 how far this rank got, for the job's progress line. */
+static void send_progress(struct spread *s, uint64_t now)
+{
+	if (s->rank == 0 || !s->progress_count || s->ended || now < s->next_progress)
+		return;
+	s->next_progress = now + (uint64_t)PROGRESS_MS * 1000000;
+	uint64_t v[3];
+	s->progress_count(s->count_ctx, v);
+	struct sbuf b = {0};
+	sbuf_add(&b, v, sizeof(v));
+	walk_stuck(s->w, &b, 5);
+	send_msg(s, 0, TAG_PROGRESS, &b);
+}
+
 static int sp_tick(void *ctx)
 {
 	struct spread *s = ctx;
 	progress(s);
 	uint64_t now = now_ns();
+	send_progress(s, now);
 	if (s->inner.tick && now >= s->next_inner_tick) {
 		int ms = s->inner.tick(s->inner.ctx);
 		s->next_inner_tick = ms < 0 ? UINT64_MAX : now + (uint64_t)ms * 1000000;

@@ -59,6 +59,16 @@ struct spread *spread_new(struct walk *w, const struct sbuf *resumed);
  * which appends them to its out, so out holds each line once, in the job's snapshot's length.
  */
 void spread_add_output(struct spread *s, struct outfile *out, int part_fd, int spare_fd);
+
+/*
+ * The job's progress line. count gives the command's entries, directories and errors so far (any
+ * thread; it takes what locks it needs): every rank but 0 sends them to rank 0 twice a second,
+ * with its workers stuck in the kernel (walk_stuck). spread_progress_add (rank 0) adds the other
+ * ranks' last counts to v and appends "; rank R: N workers without progress..." to stuck for each
+ * rank that has some.
+ */
+void spread_progress_source(struct spread *s, void (*count)(void *ctx, uint64_t v[3]), void *ctx);
+void spread_progress_add(struct spread *s, uint64_t v[3], struct sbuf *stuck);
 void spread_free(struct spread *s);
 
 /* The hooks for run_loop: the walk's, with done meaning the whole job's walk is over and tick
