@@ -231,12 +231,7 @@ static int ctx_readlink(struct fx_ctx *fx, struct sbuf *b)
  * it)? Reported when it may not. */
 static bool guard_allows(struct find_cmd *c, struct local *l, const struct fs_id *id, struct fx_ctx *fx)
 {
-	enum guard_verdict v = GUARD_OK;
-	if (fs_id_same(id, &c->guard.root))
-		v = GUARD_ROOT;
-	for (size_t i = 0; v == GUARD_OK && i < c->guard.nabove; i++)
-		if (fs_id_same(id, &c->guard.above[i]))
-			v = GUARD_CWD;
+	enum guard_verdict v = guard_id(&c->guard, id);
 	if (v == GUARD_OK)
 		return true;
 	size_t len, rel;
@@ -309,8 +304,9 @@ static bool ctx_remove(struct fx_ctx *fx)
 	return true;
 }
 
-/* Evaluate the expression on the entry set up in l; its output goes to l->out. */
-static void evaluate(struct find_cmd *c, struct local *l, struct ctx *k)
+/* Evaluate the expression on entry e (an operand or not, at depth), set up in l; its output goes to
+ * l->out. */
+static void evaluate(struct find_cmd *c, struct local *l, const struct walk_entry *e, bool operand, int depth)
 {
 	const struct fx_expr *x = c->x;
 	if (!l->out)
@@ -318,12 +314,16 @@ static void evaluate(struct find_cmd *c, struct local *l, struct ctx *k)
 	size_t mark[c->nouts];
 	for (size_t i = 0; i < c->nouts; i++)
 		mark[i] = l->out[i].len;
-	k->fx.user = l;
-	if (fx_eval(x, &k->fx))
+	struct ctx k = {.fx = {.name = e->name, .namelen = e->namelen, .operand = operand, .type = e->type,
+			       .ino = e->ino, .depth = depth, .stat = ctx_stat, .path = ctx_path,
+			       .dir_empty = ctx_dir_empty, .readlink = ctx_readlink, .remove = ctx_remove,
+			       .out = l->out, .user = l},
+			.c = c, .l = l};
+	if (fx_eval(x, &k.fx))
 		l->matched++;
-	if (k->fx.prune)
+	if (k.fx.prune)
 		l->prune = true;
-	if (k->fx.quit) {
+	if (k.fx.quit) {
 		l->prune = true;
 		if (!atomic_exchange(&c->quit, true)) {
 			if (c->walk) /* NULL while the operands are visited: they are then not entered */
@@ -354,19 +354,12 @@ static bool on_entry(void *ctx, void *lp, const struct walk_dir *d, const struct
 		return false;
 	if (depth < x->mindepth || (x->maxdepth >= 0 && depth > x->maxdepth))
 		return false;
-	if (!l->out)
-		l->out = xcalloc(c->nouts, sizeof(*l->out));
 	l->self = NULL;
 	l->d = d;
 	l->e = e;
 	l->errs = errs;
 	l->have_stx = l->have_path = false;
-	struct ctx k = {.fx = {.name = e->name, .namelen = e->namelen, .operand = d == NULL, .type = e->type,
-			       .ino = e->ino, .depth = depth, .stat = ctx_stat, .path = ctx_path,
-			       .dir_empty = ctx_dir_empty, .readlink = ctx_readlink, .remove = ctx_remove,
-			       .out = l->out},
-			.c = c, .l = l};
-	evaluate(c, l, &k);
+	evaluate(c, l, e, d == NULL, depth);
 	return false;
 }
 
@@ -382,8 +375,6 @@ static bool on_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool keep
 	int depth = dir_depth(d);
 	if (depth < x->mindepth)
 		return false;
-	if (!l->out)
-		l->out = xcalloc(c->nouts, sizeof(*l->out));
 	/* The directory as an entry: its name, and its metadata looked up now (by path from the
 	 * operand: its fd is closed by now). */
 	const char *name = d->path;
@@ -414,12 +405,7 @@ static bool on_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool keep
 		return false;
 	}
 	e.ino = l->stx.stx_ino;
-	struct ctx k = {.fx = {.name = name, .namelen = namelen, .operand = d->relstart == d->pathlen,
-			       .type = DT_DIR, .ino = e.ino, .depth = depth, .stat = ctx_stat, .path = ctx_path,
-			       .dir_empty = ctx_dir_empty, .readlink = ctx_readlink, .remove = ctx_remove,
-			       .out = l->out},
-			.c = c, .l = l};
-	evaluate(c, l, &k);
+	evaluate(c, l, &e, d->relstart == d->pathlen, depth);
 	l->self = NULL;
 	return false;
 }

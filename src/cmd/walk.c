@@ -499,7 +499,7 @@ static int walk_setup(struct walk_cmd *c, struct walk_opts *o, const char *outpu
  * state (--state, --fresh and the snapshots are its own); each round of checkpoints gathers every
  * rank's part (spread.h). A rank but 0 writes its paths and --errors lines into parts of its own
  * (two temporary files each, taking turns), sent to rank 0 at each round and at the end; it shows no
- * progress line (rank 0's shows rank 0's share); --rate is shared out between the ranks.
+ * progress line (rank 0's shows the job's); --rate is shared out between the ranks.
  */
 struct mpi_parts {
 	char path[2][PATH_MAX]; /* out, err: the part opened as the output (its name removed once open) */
@@ -521,7 +521,7 @@ static int walk_spread_opts(struct walk_cmd *c, struct walk_opts *o, struct mpi_
 	o->jo.state = NULL;
 	o->jo.fresh = false;
 	o->jo.progress_s = 0;
-	const char *finals[2] = {c->print ? c->output : NULL, o->jo.errors};
+	const char *finals[2] = {c->output, o->jo.errors};
 	bool want[2] = {c->print, o->jo.errors != NULL};
 	for (int k = 0; k < 2; k++) {
 		if (!want[k])

@@ -369,7 +369,7 @@ static void swap_parts(void *arg)
 }
 
 /* Send n bytes of fd from its start to rank 0 as PART messages, then an empty one. */
-static void ship(struct spread *s, struct part *p, int fd, uint64_t n, char *buf)
+static void ship(const struct part *p, int fd, uint64_t n, char *buf)
 {
 	for (uint64_t off = 0; off < n;) {
 		size_t want = n - off < PART_CHUNK ? (size_t)(n - off) : PART_CHUNK;
@@ -383,7 +383,6 @@ static void ship(struct spread *s, struct part *p, int fd, uint64_t n, char *buf
 		off += (uint64_t)got;
 	}
 	MPI_Send(buf, 0, MPI_BYTE, 0, TAG_PART, MPI_COMM_WORLD);
-	(void)s;
 }
 
 /* Rank 0: append rank from's PART messages, up to the empty one, to out (under the engine lock
@@ -428,7 +427,7 @@ static void round_rank(struct spread *s)
 			for (int i = 0; i < s->nparts; i++) {
 				struct part *p = &s->parts[i];
 				int old = p->fd[1 - p->cur];
-				ship(s, p, old, p->ship_len, buf);
+				ship(p, old, p->ship_len, buf);
 				if (ftruncate(old, 0) != 0 || lseek(old, 0, SEEK_SET) != 0)
 					output_failed(p->out->name, "truncate", errno);
 			}
@@ -578,7 +577,7 @@ void spread_free(struct spread *s)
 	free(s->peers);
 	for (int i = 0; i < s->nparts; i++)
 		for (int k = 0; k < 2; k++)
-			if (s->parts[i].fd[k] >= 0 && s->rank != 0)
+			if (s->parts[i].fd[k] >= 0) /* rank 0 has none */
 				close(s->parts[i].fd[k]);
 	free(s);
 }
@@ -776,7 +775,7 @@ int spread_gather_outputs(struct spread *s)
 				if (receive_part(s, r, p->out, buf, false) != 0)
 					rc = -1;
 		} else {
-			ship(s, p, p->fd[p->cur], p->out->len, buf);
+			ship(p, p->fd[p->cur], p->out->len, buf);
 		}
 	}
 	free(buf);

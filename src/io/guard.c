@@ -157,10 +157,15 @@ enum guard_verdict guard_check(const struct guard *g, const char *path, struct g
 	op->type = st.st_mode & S_IFMT;
 	if (S_ISLNK(st.st_mode) && end < len)
 		return GUARD_LINK_SLASH;
-	if (fs_id_same(&op->id, &g->root))
+	return guard_id(g, &op->id);
+}
+
+enum guard_verdict guard_id(const struct guard *g, const struct fs_id *id)
+{
+	if (fs_id_same(id, &g->root))
 		return GUARD_ROOT;
 	for (size_t i = 0; i < g->nabove; i++)
-		if (fs_id_same(&op->id, &g->above[i]))
+		if (fs_id_same(id, &g->above[i]))
 			return GUARD_CWD;
 	return GUARD_OK;
 }

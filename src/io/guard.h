@@ -51,6 +51,10 @@ struct guard_operand {
  * GUARD_OK op describes the operand; a command refuses the types it does not remove itself. */
 enum guard_verdict guard_check(const struct guard *g, const char *path, struct guard_operand *op);
 
+/* Is the directory with identity id / (GUARD_ROOT), the working directory or one above it
+ * (GUARD_CWD), or neither (GUARD_OK)? For entries met inside a tree, whose paths guard_check's
+ * '.' and link rules do not apply to. */
+enum guard_verdict guard_id(const struct guard *g, const struct fs_id *id);
 /* The length of path without its trailing slashes ("/" keeps its one): the name a message can
  * suggest instead of "link/". */
 size_t guard_name_len(const char *path);
