@@ -10,7 +10,7 @@ VERSION := $(shell cat VERSION)
 CFLAGS  += -DMYRIAD_VERSION='"$(VERSION)"'
 
 B       := build
-MPI_SRC := src/engine/spread.c
+MPI_SRC := src/engine/spread.c src/cmd/jobspread.c
 SRC     := $(filter-out $(MPI_SRC),$(wildcard src/*.c src/*/*.c))
 OBJ     := $(SRC:%.c=$(B)/%.o)
 LIBOBJ  := $(filter-out $(B)/src/main.o,$(OBJ))

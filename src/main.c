@@ -59,8 +59,8 @@ int main(int argc, char **argv)
 		if (spread_init(&argc, &argv) != 0)
 			return EXIT_USAGE;
 		int rc;
-		if (spread_size() > 1 && strcmp(c->name, "walk") != 0) {
-			warnx_("runs in one process only (under mpirun: -np 1); across ranks, only walk so far "
+		if (spread_size() > 1 && strcmp(c->name, "walk") != 0 && strcmp(c->name, "verify") != 0) {
+			warnx_("runs in one process only (under mpirun: -np 1); across ranks, only walk and verify so far "
 			       "(see docs/mpi.md)");
 			rc = EXIT_USAGE;
 		} else {

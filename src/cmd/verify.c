@@ -26,6 +26,9 @@
 #include "report/progress.h"
 #include "state/manifest.h"
 #include "util/util.h"
+#ifdef MYRIAD_MPI
+#include "cmd/jobspread.h"
+#endif
 
 static const char verify_help[] =
     "Usage: myriad verify [OPTIONS] DIR\n"
@@ -77,6 +80,12 @@ struct verify {
 	uint64_t problems[P_N];
 	struct pool *pool;
 	struct job job;
+	/* Under mpirun (myriad-mpi): this rank checks the layout's units rank, rank + ranks, ...; its
+	 * pool's unit i is the layout's unit i * ranks + rank. One process: rank 0 of 1. */
+	int rank, ranks;
+#ifdef MYRIAD_MPI
+	struct job_spread js;
+#endif
 };
 
 #define READ_BUF (1u << 20)
@@ -320,7 +329,7 @@ static int verify_unit(void *ctx, void *lp, uint64_t u, struct errbatch *errs)
 	}
 	unsigned level;
 	uint64_t index;
-	unit_dir(v, u, &level, &index);
+	unit_dir(v, u * (uint64_t)v->ranks + (uint64_t)v->rank, &level, &index);
 	char rel[1024], path[4096 + 1024];
 	size_t rl = layout_dir_path(&v->lay, level, index, rel);
 	snprintf(path, sizeof(path), "%s%s%s", v->dir, rl ? "/" : "", rel);
@@ -432,25 +441,44 @@ static void unit_name(void *ctx, uint64_t u, struct sbuf *out)
 	unsigned level;
 	uint64_t index;
 	char rel[1024];
-	unit_dir(v, u, &level, &index);
+	unit_dir(v, u * (uint64_t)v->ranks + (uint64_t)v->rank, &level, &index);
 	size_t rl = layout_dir_path(&v->lay, level, index, rel);
 	escape_path(out, v->dir, strlen(v->dir));
 	if (rl)
 		sbuf_printf(out, "/%s", rel);
 }
 
-static void verify_progress(void *ctx, struct sbuf *line)
+/* This process's files checked, findings and errors (findings included) so far. */
+static void verify_count(void *ctx, uint64_t n[3])
 {
 	struct verify *v = ctx;
 	pool_lock(v->pool);
-	uint64_t done = v->checked, bad = findings(v);
+	n[0] = v->checked;
+	n[1] = findings(v);
+	n[2] = pool_errors(v->pool);
 	pool_unlock(v->pool);
+}
+
+static void verify_progress(void *ctx, struct sbuf *line)
+{
+	struct verify *v = ctx;
+	uint64_t n[3];
+	verify_count(v, n);
+	struct sbuf stuck = {0};
+#ifdef MYRIAD_MPI
+	if (v->js.sp) /* the job's counts, and the other ranks' workers stuck in the kernel */
+		spread_progress_add(v->js.sp, n, &stuck);
+#endif
 	double el = pool_elapsed(v->pool);
 	char b[32];
 	sbuf_adds(line, "verify: ");
-	progress_format(line, "files", done, v->expected, el, el > 0 ? done / el : 0, pool_errors(v->pool) - bad);
-	sbuf_printf(line, ", %s findings", fmt_count(b, bad));
+	progress_format(line, "files", n[0], v->expected, el, el > 0 ? n[0] / el : 0, n[2] - n[1]);
+	sbuf_printf(line, ", %s findings", fmt_count(b, n[1]));
+	if (v->ranks > 1)
+		sbuf_printf(line, ", %d ranks", v->ranks);
 	pool_stuck(v->pool, line, 5, unit_name);
+	sbuf_add(line, stuck.data, stuck.len);
+	sbuf_free(&stuck);
 }
 
 static void summary(struct verify *v, FILE *out, double el, bool ok, bool stopped)
@@ -489,6 +517,8 @@ static void summary_json(struct verify *v, struct sbuf *b, double el, bool ok, b
 		json_u64(&j, problem_keys[k], v->problems[k]);
 	json_u64(&j, "errors", pool_errors(v->pool) - findings(v));
 	json_u64(&j, "sessions", pool_sessions(v->pool));
+	if (v->ranks > 1)
+		json_u64(&j, "ranks", (uint64_t)v->ranks);
 	json_double(&j, "elapsed_s", el);
 	json_double(&j, "files_per_s", el > 0 ? v->checked / el : 0);
 	json_close(&j, '}');
@@ -558,6 +588,61 @@ static int open_tree(struct verify *v)
 	return 0;
 }
 
+#ifdef MYRIAD_MPI
+/* After the run: the job's counts and failures on rank 0 (the --errors file now holds them all),
+ * the other ranks' parts appended. */
+static void verify_gather(struct verify *v)
+{
+	enum { N = P_N + 4 };
+	uint64_t n[N] = {v->checked, v->bytes, v->ahead, v->job.errlog.count};
+	memcpy(n + 4, v->problems, sizeof(v->problems));
+	spread_sum(n, N);
+	job_spread_end(&v->js);
+	if (v->rank == 0) {
+		v->checked = n[0];
+		v->bytes = n[1];
+		v->ahead = n[2];
+		v->job.errlog.count = n[3];
+		memcpy(v->problems, n + 4, sizeof(v->problems));
+	}
+}
+#endif
+
+/* Make the pool (from this rank's snapshot snap, or afresh) and run it: 0 with its outcome in *res,
+ * or -1 when the snapshot cannot be used (said why). */
+static int verify_execute(struct verify *v, const struct verify_opts *o, const struct sbuf *snap,
+			  enum run_result *res)
+{
+	struct pool_config cfg = {
+	    .units = total_units(&v->lay),
+	    .threads = job_threads(&o->jo, 2, 0, 0),
+	    .visitor = {.ctx = v, .local_size = sizeof(struct local), .run = verify_unit, .commit = verify_commit,
+			.save = verify_save, .load = verify_load, .local_free = verify_local_free},
+	    .errlog = &v->job.errlog,
+	    .snapshot_name = job_snapshot_name(&v->job),
+	};
+	/* This rank's share: units rank, rank + ranks, ... */
+	uint64_t all = cfg.units, r = (uint64_t)v->rank, n = (uint64_t)v->ranks;
+	cfg.units = all > r ? (all - r + n - 1) / n : 0;
+	v->pool = pool_new(&cfg, snap);
+#ifdef MYRIAD_MPI
+	if (!job_spread_ready(&v->js, v->pool != NULL))
+		return -1;
+	v->js.sp = spread_new_pool(v->pool, unit_name, v->rank == 0 ? job_snapshot(&v->job) : NULL);
+	spread_progress_source(v->js.sp, verify_count, v);
+	job_spread_outputs(&v->js, &v->job, NULL);
+	struct run_hooks hooks = pool_run_hooks(v->pool, verify_progress, NULL);
+	*res = job_spread_execute(&v->js, &v->job, &hooks);
+	verify_gather(v);
+#else
+	if (!v->pool)
+		return -1;
+	struct run_hooks hooks = pool_run_hooks(v->pool, verify_progress, NULL);
+	*res = job_execute(&v->job, &hooks);
+#endif
+	return 0;
+}
+
 static int verify_run(void *opts)
 {
 	struct verify_opts *o = opts;
@@ -565,51 +650,73 @@ static int verify_run(void *opts)
 	memset(&v, 0, sizeof(v));
 	v.quick = o->quick;
 	v.dir = o->dir;
+	v.rank = 0;
+	v.ranks = 1;
 	v.prefetch = !v.quick && prefetch_wanted(v.dir, true);
 	int rc = open_tree(&v);
-	if (rc)
-		return rc;
+#ifdef MYRIAD_MPI
+	int rc0 = job_spread_begin(&v.js, &o->jo, NULL, NULL, 0);
+	v.rank = v.js.rank;
+	v.ranks = v.js.ranks;
+	if (!rc)
+		rc = rc0;
+#endif
 	errlog_stderr_limit(100);
 
 	struct sbuf id = {0};
 	job_identity(&id, "verify");
 	identity_add_path(&id, v.dir);
 	ser_u64(&id, v.quick);
+#ifdef MYRIAD_MPI
+	ser_str(&id, "mpi"); /* a job of ranks is another job than one process's */
+#endif
 	char *trees[] = {(char *)v.dir};
-	rc = job_begin(&v.job, &o->jo, "verify", &id, trees, 1);
+	if (!rc)
+		rc = job_begin(&v.job, &o->jo, "verify", &id, trees, 1);
 	sbuf_free(&id);
+	const struct sbuf *snap;
+#ifdef MYRIAD_MPI
+	/* Every rank gets here: rank 0 hands each its part of the job's snapshot. */
+	rc = job_spread_snapshot(&v.js, &v.job, rc, &snap);
+	if (rc) {
+		manifest_free(&v.m);
+		return spread_max(rc);
+	}
+#else
 	if (rc)
 		return rc;
-	const struct sbuf *snap = job_snapshot(&v.job);
-	struct pool_config cfg = {
-	    .units = total_units(&v.lay),
-	    .threads = job_threads(&o->jo, 2, 0, 0),
-	    .visitor = {.ctx = &v, .local_size = sizeof(struct local), .run = verify_unit, .commit = verify_commit,
-			.save = verify_save, .load = verify_load, .local_free = verify_local_free},
-	    .errlog = &v.job.errlog,
-	    .snapshot_name = job_snapshot_name(&v.job),
-	};
-	v.pool = pool_new(&cfg, snap);
-	if (!v.pool)
+	snap = job_snapshot(&v.job);
+#endif
+	enum run_result res;
+	if (verify_execute(&v, o, snap, &res) != 0) {
+		manifest_free(&v.m);
+#ifdef MYRIAD_MPI
+		sbuf_free(&v.js.rank_snap);
+		return spread_max(EXIT_USAGE);
+#endif
 		return EXIT_USAGE;
-	struct run_hooks hooks = pool_run_hooks(v.pool, verify_progress, NULL);
-	enum run_result res = job_execute(&v.job, &hooks);
+	}
 	double el = pool_elapsed(v.pool);
 	bool stopped = res != RUN_DONE;
 	bool ok = v.m.complete && pool_errors(v.pool) == 0;
-	struct summary sm;
-	summary(&v, summary_open(&sm), el, ok, stopped);
-	summary_show(&sm, !job_json_stdout(&o->jo));
-	if (o->jo.json) {
-		struct sbuf doc = {0};
-		summary_json(&v, &doc, el, ok, stopped);
-		write_json_file(o->jo.json, &doc);
-		sbuf_free(&doc);
+	if (v.rank == 0) {
+		struct summary sm;
+		summary(&v, summary_open(&sm), el, ok, stopped);
+		summary_show(&sm, !job_json_stdout(&o->jo));
+		if (o->jo.json) {
+			struct sbuf doc = {0};
+			summary_json(&v, &doc, el, ok, stopped);
+			write_json_file(o->jo.json, &doc);
+			sbuf_free(&doc);
+		}
 	}
 	rc = job_end(&v.job, res, ok ? 0 : 1);
 	if (!stopped)
 		pool_free(v.pool);
 	manifest_free(&v.m);
+#ifdef MYRIAD_MPI
+	rc = spread_max(rc);
+#endif
 	return rc;
 }
 

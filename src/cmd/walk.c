@@ -24,7 +24,7 @@
 #include <inttypes.h>
 #include <limits.h>
 
-#include "engine/spread.h"
+#include "cmd/jobspread.h"
 #endif
 
 static const char walk_help[] =
@@ -91,8 +91,10 @@ struct walk_cmd {
 	int rank, ranks;
 	uint64_t *rank_entries;
 	int threads_total;
-	struct sbuf rank_snap; /* this rank's part of the job's snapshot */
-	struct spread *sp;      /* the job (NULL: one process) */
+	struct spread *sp; /* the job (NULL: one process) */
+#ifdef MYRIAD_MPI
+	struct job_spread js;
+#endif
 };
 
 static int type_index(unsigned char dt)
@@ -453,11 +455,10 @@ static int walk_setup(struct walk_cmd *c, struct walk_opts *o, const char *outpu
 	}
 #ifdef MYRIAD_MPI
 	/* Every rank gets here: rank 0 hands each its part of the job's snapshot. */
-	int shared = spread_share_snapshot(rc == 0, rc ? NULL : job_snapshot(&c->job), job_snapshot_name(&c->job),
-					   &c->rank_snap);
-	if (shared < 0)
-		return rc ? rc : EXIT_USAGE;
-	const struct sbuf *snap = shared ? &c->rank_snap : NULL;
+	const struct sbuf *snap;
+	rc = job_spread_snapshot(&c->js, &c->job, rc, &snap);
+	if (rc)
+		return rc;
 #else
 	if (rc)
 		return rc;
@@ -495,48 +496,10 @@ static int walk_setup(struct walk_cmd *c, struct walk_opts *o, const char *outpu
 
 #ifdef MYRIAD_MPI
 /*
- * Under mpirun (myriad-mpi), every rank walks its share (engine/spread). Rank 0 keeps the job's
- * state (--state, --fresh and the snapshots are its own); each round of checkpoints gathers every
- * rank's part (spread.h). A rank but 0 writes its paths and --errors lines into parts of its own
- * (two temporary files each, taking turns), sent to rank 0 at each round and at the end; it shows no
- * progress line (rank 0's shows the job's); --rate is shared out between the ranks.
+ * Under mpirun (myriad-mpi), every rank walks its share (engine/spread, cmd/jobspread). Rank 0 keeps
+ * the job's state; a rank but 0 writes its paths and --errors lines into parts of its own, sent to
+ * rank 0 at each round and at the end; rank 0's progress line shows the job's.
  */
-struct mpi_parts {
-	char path[2][PATH_MAX]; /* out, err: the part opened as the output (its name removed once open) */
-	int fd[2][2];           /* out, err: the part and its spare (-1: none) */
-};
-
-static int walk_spread_opts(struct walk_cmd *c, struct walk_opts *o, struct mpi_parts *mp)
-{
-	c->rank = spread_rank();
-	c->ranks = spread_size();
-	if (o->jo.rate) {
-		o->jo.rate /= (uint64_t)c->ranks;
-		if (!o->jo.rate)
-			o->jo.rate = 1;
-	}
-	if (c->rank == 0)
-		return 0;
-	o->jo.no_state = true;
-	o->jo.state = NULL;
-	o->jo.fresh = false;
-	o->jo.progress_s = 0;
-	const char *finals[2] = {c->output, o->jo.errors};
-	bool want[2] = {c->print, o->jo.errors != NULL};
-	for (int k = 0; k < 2; k++) {
-		if (!want[k])
-			continue;
-		char spare[PATH_MAX];
-		if ((mp->fd[k][0] = spread_part_create(finals[k], mp->path[k], PATH_MAX)) < 0 ||
-		    (mp->fd[k][1] = spread_part_create(finals[k], spare, sizeof(spare))) < 0)
-			return EXIT_USAGE;
-		unlink(spare);
-	}
-	if (o->jo.errors)
-		o->jo.errors = mp->path[1];
-	return 0;
-}
-
 /* After the run: the job's totals, failures and per-rank entries on rank 0, the parts appended. */
 static void walk_spread_gather(struct walk_cmd *c, struct spread *sp)
 {
@@ -555,7 +518,7 @@ static void walk_spread_gather(struct walk_cmd *c, struct spread *sp)
 	if (getenv("MYRIAD_MPI_DEBUG"))
 		fprintf(stderr, "myriad walk: rank %d: %" PRIu64 " entries, %" PRIu64 " directories received, %" PRIu64
 			" given, %" PRIu64 " requests\n", c->rank, mine, recv, given, req);
-	spread_gather_outputs(sp);
+	job_spread_end(&c->js);
 	if (c->rank == 0) {
 		memcpy(c->t.by_type, v, sizeof(c->t.by_type));
 		c->t.apparent = v[T_N];
@@ -574,44 +537,26 @@ static int walk_run(void *opts)
 	int threads = 0, rc;
 	const char *output = c.output;
 #ifdef MYRIAD_MPI
-	struct mpi_parts mp = {.fd = {{-1, -1}, {-1, -1}}};
-	rc = walk_spread_opts(&c, o, &mp);
-	if (*mp.path[0])
-		output = mp.path[0];
+	bool want = c.print;
+	rc = job_spread_begin(&c.js, &o->jo, &output, &want, 1);
+	c.rank = c.js.rank;
+	c.ranks = c.js.ranks;
 	/* Every rank calls walk_setup: it holds collectives. */
 	int rc2 = walk_setup(&c, o, output, &throttle, &threads);
 	if (!rc)
 		rc = rc2;
-	/* The parts are open by now (or never will be): their names are not needed. */
-	for (int k = 0; k < 2; k++)
-		if (*mp.path[k])
-			unlink(mp.path[k]);
-	/* Every rank is ready, or none starts (a rank that is not has said why). */
-	if (!spread_all(rc == 0)) {
-		sbuf_free(&c.rank_snap);
+	if (!job_spread_ready(&c.js, rc == 0)) {
+		sbuf_free(&c.js.rank_snap);
 		return rc ? rc : EXIT_USAGE;
 	}
-	struct spread *sp = spread_new(c.walk, c.rank == 0 ? job_snapshot(&c.job) : NULL);
-	spread_progress_source(sp, walk_count, &c);
-	c.sp = sp;
-	if (c.print)
-		spread_add_output(sp, &c.out, mp.fd[0][0], mp.fd[0][1]);
-	if (o->jo.errors)
-		spread_add_output(sp, &c.job.errlog.file, mp.fd[1][0], mp.fd[1][1]);
+	c.sp = c.js.sp = spread_new_walk(c.walk, c.rank == 0 ? job_snapshot(&c.job) : NULL);
+	spread_progress_source(c.sp, walk_count, &c);
+	struct outfile *outs[] = {&c.out};
+	job_spread_outputs(&c.js, &c.job, outs);
 	struct run_hooks walk_hooks = walk_run_hooks(c.walk, on_progress, on_sync);
-	struct run_hooks hooks = spread_hooks(sp, &walk_hooks);
-	enum run_result res = spread_finish(sp, job_execute(&c.job, &hooks));
-	if (spread_peer_stopped(sp))
-		c.job.stop_reason = "another rank stopped (its message says why)";
-	/* Rank 0 speaks for the job; a rank stopped by a signal of its own says so (rank 0 says the
-	 * job stopped because another rank did). */
-	c.job.quiet = c.rank > 0;
-	if (c.rank > 0 && res == RUN_STOPPED && !spread_peer_stopped(sp) && sig_stop_signal())
-		warnx_("rank %d: stopped by signal %d", c.rank, sig_stop_signal());
-	walk_spread_gather(&c, sp);
+	enum run_result res = job_spread_execute(&c.js, &c.job, &walk_hooks);
+	walk_spread_gather(&c, c.sp);
 	c.sp = NULL;
-	spread_free(sp);
-	sbuf_free(&c.rank_snap);
 #else
 	rc = walk_setup(&c, o, output, &throttle, &threads);
 	if (rc)

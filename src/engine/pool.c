@@ -129,12 +129,14 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static void pool_snapshot(void *ctx, struct sbuf *b, bool stop)
+/* The snapshot, with first(arg) called before it under the same hold of the lock. */
+static void snapshot_then(struct pool *p, struct sbuf *b, bool stop, void (*first)(void *arg), void *arg)
 {
-	struct pool *p = ctx;
 	pthread_mutex_lock(&p->lock);
 	if (stop)
 		p->stopping = true;
+	if (first)
+		first(arg);
 	ser_begin(b, "MYRPOOL1");
 	ser_u64(b, p->prev_ns + ((p->end_ns ? p->end_ns : now_ns()) - p->start_ns));
 	ser_u64(b, p->sessions);
@@ -155,6 +157,15 @@ static void pool_snapshot(void *ctx, struct sbuf *b, bool stop)
 	ser_end(b);
 	pthread_mutex_unlock(&p->lock);
 }
+
+static void pool_snapshot(void *ctx, struct sbuf *b, bool stop) { snapshot_then(ctx, b, stop, NULL, NULL); }
+
+void pool_snapshot_then(struct pool *p, struct sbuf *b, void (*first)(void *arg), void *arg)
+{
+	snapshot_then(p, b, false, first, arg);
+}
+
+bool pool_idle(struct pool *p) { return atomic_load(&p->over); }
 
 /*
  * Restore the pool from a snapshot. Everything is decoded and checked before anything changes

@@ -70,6 +70,11 @@ uint64_t pool_errors(struct pool *p);
 void pool_unfinished(struct pool *p, void (*fn)(void *ctx, uint64_t unit), void *ctx);
 /* The first unit from which on no unit was ever started, in this run or before a resume. */
 uint64_t pool_next_unit(struct pool *p);
+/* Take a snapshot as the run loop does (without stopping the workers), calling first(arg) before
+ * it under the same hold of the lock (as walk_snapshot_then: an MPI rank swaps its output parts). */
+void pool_snapshot_then(struct pool *p, struct sbuf *b, void (*first)(void *arg), void *arg);
+/* Is every unit finished (or the run halted) and every worker done? It then stays so. */
+bool pool_idle(struct pool *p);
 void pool_lock(struct pool *p);
 void pool_unlock(struct pool *p);
 

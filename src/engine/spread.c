@@ -73,7 +73,11 @@ struct sending {
 };
 
 struct spread {
+	/* The engine this rank runs: a shared walk (w), or a pool of this rank's units (p, named for
+	 * the progress line by unit_name with the visitor's ctx). */
 	struct walk *w;
+	struct pool *p;
+	void (*unit_name)(void *ctx, uint64_t unit, struct sbuf *out);
 	struct run_hooks inner;
 	uint64_t next_inner_tick;
 	int rank, size;
@@ -107,6 +111,42 @@ struct spread {
 };
 
 static int my_rank, my_size = 1;
+
+/* ---- The engine, a walk's or a pool's ---------------------------------------------------------- */
+
+static bool e_idle(struct spread *s) { return s->w ? walk_idle(s->w) : pool_idle(s->p); }
+
+static void e_lock(struct spread *s)
+{
+	if (s->w)
+		walk_lock(s->w);
+	else
+		pool_lock(s->p);
+}
+
+static void e_unlock(struct spread *s)
+{
+	if (s->w)
+		walk_unlock(s->w);
+	else
+		pool_unlock(s->p);
+}
+
+static void e_snapshot_then(struct spread *s, struct sbuf *b, void (*first)(void *arg), void *arg)
+{
+	if (s->w)
+		walk_snapshot_then(s->w, b, first, arg);
+	else
+		pool_snapshot_then(s->p, b, first, arg);
+}
+
+static void e_stuck(struct spread *s, struct sbuf *line)
+{
+	if (s->w)
+		walk_stuck(s->w, line, 5);
+	else
+		pool_stuck(s->p, line, 5, s->unit_name);
+}
 
 int spread_init(int *argc, char ***argv)
 {
@@ -164,7 +204,8 @@ static void send_token(struct spread *s, int to, int64_t q, bool black)
 static void end_walk(struct spread *s)
 {
 	s->ended = true;
-	walk_end(s->w);
+	if (s->w)
+		walk_end(s->w);
 }
 
 /* Receive one message that MPI_Iprobe found into s->in; its tag and sender. */
@@ -185,7 +226,7 @@ static void handle(struct spread *s, int from, int tag)
 	switch (tag) {
 	case TAG_REQ: {
 		struct sbuf b = {0};
-		size_t n = s->ended || s->frozen ? 0 : walk_give(s->w, &b, GIVE_MAX);
+		size_t n = s->ended || s->frozen || !s->w ? 0 : walk_give(s->w, &b, GIVE_MAX);
 		if (n) {
 			s->given += n;
 			s->count++;
@@ -201,7 +242,7 @@ static void handle(struct spread *s, int from, int tag)
 		s->black = true;
 		s->asking = false;
 		s->nones = 0;
-		if (!walk_add(s->w, s->in.data, s->in.len)) {
+		if (!s->w || !walk_add(s->w, s->in.data, s->in.len)) {
 			warnx_("rank %d: a work message from rank %d is malformed", s->rank, from);
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
@@ -255,13 +296,14 @@ static void progress(struct spread *s)
 		handle(s, st.MPI_SOURCE, st.MPI_TAG);
 	}
 	test_sends(s);
-	if (s->ended || !walk_idle(s->w))
+	if (s->ended || !e_idle(s))
 		return;
 	if (s->size == 1) {
 		end_walk(s);
 		return;
 	}
-	if (!s->asking && !s->frozen && now_ns() >= s->next_ask) {
+	/* A pool's units are split between the ranks in advance: none to ask for. */
+	if (s->w && !s->asking && !s->frozen && now_ns() >= s->next_ask) {
 		int victim = (s->rank + 1 + rand_r(&s->seed) % (s->size - 1)) % s->size;
 		send_msg(s, victim, TAG_REQ, NULL);
 		s->asking = true;
@@ -398,11 +440,11 @@ static int receive_part(struct spread *s, int from, struct outfile *out, char *b
 		if (n == 0)
 			return rc;
 		if (lock)
-			walk_lock(s->w);
+			e_lock(s);
 		if (outfile_write(out, buf, (size_t)n) != 0)
 			rc = -1;
 		if (lock)
-			walk_unlock(s->w);
+			e_unlock(s);
 	}
 }
 
@@ -420,7 +462,7 @@ static void round_rank(struct spread *s)
 			send_u64s(s, 0, TAG_COUNT, v, 2);
 		} else if (tag == TAG_GO) {
 			struct sbuf snap = {0};
-			walk_snapshot_then(s->w, &snap, swap_parts, s);
+			e_snapshot_then(s, &snap, swap_parts, s);
 			MPI_Send(snap.data, (int)snap.len, MPI_BYTE, 0, TAG_SNAP, MPI_COMM_WORLD);
 			sbuf_free(&snap);
 			char *buf = xmalloc(PART_CHUNK);
@@ -489,7 +531,7 @@ static bool round_zero(struct spread *s, struct sbuf *out)
 			receive_part(s, r, s->parts[i].out, buf, true);
 	}
 	/* 3. Rank 0's own, last: its outputs' lengths include what the others sent. */
-	walk_snapshot_then(s->w, &snap, NULL, NULL);
+	e_snapshot_then(s, &snap, NULL, NULL);
 	ser_begin(out, "MYRSPRD1");
 	ser_u64(out, (uint64_t)s->size);
 	ser_bytes(out, snap.data, snap.len);
@@ -514,15 +556,26 @@ static void empty_snapshot(struct sbuf *out)
 	ser_end(out);
 }
 
-struct spread *spread_new(struct walk *w, const struct sbuf *resumed)
+static struct spread *spread_new(struct walk *w, struct pool *p, const struct sbuf *resumed)
 {
 	struct spread *s = xcalloc(1, sizeof(*s));
 	s->w = w;
+	s->p = p;
 	s->rank = my_rank;
 	s->size = my_size;
 	s->seed = (unsigned)now_ns() ^ (unsigned)my_rank * 2654435761u;
 	if (resumed && my_rank == 0)
 		sbuf_add(&s->last, resumed->data, resumed->len);
+	return s;
+}
+
+struct spread *spread_new_walk(struct walk *w, const struct sbuf *resumed) { return spread_new(w, NULL, resumed); }
+
+struct spread *spread_new_pool(struct pool *p, void (*unit_name)(void *ctx, uint64_t unit, struct sbuf *out),
+			       const struct sbuf *resumed)
+{
+	struct spread *s = spread_new(NULL, p, resumed);
+	s->unit_name = unit_name;
 	return s;
 }
 
@@ -586,7 +639,8 @@ static bool sp_done(void *ctx)
 {
 	struct spread *s = ctx;
 	progress(s);
-	return s->inner.done(s->inner.ctx);
+	/* A pool is done with its units before the job is over: it waits for the end like a walk. */
+	return s->ended && s->inner.done(s->inner.ctx);
 }
 
 /* A rank but 0: tell rank 0 how far this rank got, for the job's progress line. */
@@ -599,7 +653,7 @@ static void send_progress(struct spread *s, uint64_t now)
 	s->progress_count(s->count_ctx, v);
 	struct sbuf b = {0};
 	sbuf_add(&b, v, sizeof(v));
-	walk_stuck(s->w, &b, 5);
+	e_stuck(s, &b);
 	send_msg(s, 0, TAG_PROGRESS, &b);
 }
 

@@ -1,5 +1,5 @@
 /*
- * spread: one walk spread over the ranks of an MPI job. Built only into myriad-mpi (`make mpi`,
+ * spread: one walk, or one pool of numbered units, spread over the ranks of an MPI job. Built only into myriad-mpi (`make mpi`,
  * -DMYRIAD_MPI); the plain build neither compiles nor needs it. docs/mpi.md describes the protocol.
  *
  * Every rank runs the one traversal engine (engine/walk, its threads) as a shared walk on its
@@ -9,6 +9,10 @@
  * messages sent and received; rank 0 then tells every rank the walk is over. Only the main thread
  * calls MPI (MPI_THREAD_FUNNELED): the run loop's tick polls for messages every millisecond, and a
  * worker that runs dry wakes it at once. No rank holds more than its own frontier.
+ *
+ * A pool (fill, verify: units numbered in advance) is split between the ranks before it starts,
+ * unit u to rank u mod ranks (the command maps its pool's units so); a rank done with its share
+ * waits for the others, answering rounds and the token, and nothing moves between ranks.
  */
 #ifndef MYRIAD_SPREAD_H
 #define MYRIAD_SPREAD_H
@@ -17,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/pool.h"
 #include "engine/run.h"
 #include "engine/walk.h"
 #include "report/outfile.h"
@@ -41,7 +46,8 @@ struct spread;
 int spread_share_snapshot(bool ok, const struct sbuf *job_snap, const char *name, struct sbuf *mine);
 
 /*
- * Take part in the job with shared walk w (rank 0's with the operands, the others' empty).
+ * Take part in the job with shared walk w (rank 0's with the operands, the others' empty), or with
+ * pool p of this rank's units (unit_name names one for the progress line, as pool_stuck's name).
  * resumed is the job's snapshot when it resumes (rank 0), kept as the one to save if the job stops
  * before its first round.
  *
@@ -49,7 +55,9 @@ int spread_share_snapshot(bool ok, const struct sbuf *job_snap, const char *name
  * over every rank (docs/mpi.md) that gives the job's snapshot, every rank's part of it taken while
  * no work is in flight between ranks. The other ranks keep no state of their own.
  */
-struct spread *spread_new(struct walk *w, const struct sbuf *resumed);
+struct spread *spread_new_walk(struct walk *w, const struct sbuf *resumed);
+struct spread *spread_new_pool(struct pool *p, void (*unit_name)(void *ctx, uint64_t unit, struct sbuf *out),
+			       const struct sbuf *resumed);
 
 /*
  * Register an output of the job (paths, --errors lines): every rank, in the same order, before

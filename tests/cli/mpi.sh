@@ -5,7 +5,9 @@
 # process; SIGTERM to one rank stops the job (exit 3) and the job resumes; kill -9 of a rank at
 # random moments, then the same command: -o FILE and --errors hold each line once, totals exact;
 # a resume with another -np is refused (exit 2) keeping the state; --state DIR and --fresh work;
-# no part file is left behind; other commands across ranks are refused (exit 2).
+# no part file is left behind. verify across ranks: on a damaged fill, the same counts, --errors
+# lines and exit status as one process; kill -9 of a rank, then the same command, on a slow
+# (faultfs) mount: each finding once, counts exact. Other commands across ranks are refused (exit 2).
 . "$(dirname "$0")/../lib.sh"
 if ! command -v mpirun >/dev/null || ! command -v mpicc >/dev/null; then
 	skip "mpirun or mpicc not installed (apt-get install openmpi-bin libopenmpi-dev)"
@@ -40,7 +42,7 @@ kill_rank_after_checkpoint() {
 	wait_for_glob "$S/state/myriad/*/snapshot" 20 "$mark" || fail "np $np: no checkpoint within 20 s"
 	rm -f "$mark"
 	sleep "0.$((RANDOM % 5 + 1))"
-	victim=$(pgrep -f "^$MPI walk" | shuf -n 1) # a rank, not mpirun
+	victim=$(pgrep -f "^$MPI $1" | shuf -n 1) # a rank, not mpirun
 	[ -n "$victim" ] && kill -9 "$victim" 2>/dev/null
 	wait $pid 2>/dev/null
 	[ -n "$(ls "$S/state/myriad")" ] || return 2 # completed: its state is gone
@@ -220,6 +222,75 @@ expect_eq "--state DIR: removed after the finished job" "" "$(ls -A "$S/st" 2>/d
 run_mpi 2 walk --fresh --state "$S/st" -o "$S/so" "$T" >/dev/null 2>"$S/np.err"
 expect_eq "--fresh under mpirun: exit 0" 0 $?
 expect_eq "--fresh: -o FILE holds every path exactly once" "$(find "$T" | sort | md5sum)" "$(sort "$S/so" | md5sum)"
+
+# verify across ranks: the layout's directories are split between the ranks (unit u to rank u mod P).
+F=$S/vb/f
+mkdir -p "$S/vb"
+"$MYRIAD" fill --no-state -n 3000 --fanout 40 --size 1k-6k "$F" >/dev/null 2>&1
+cp -a "$F" "$S/clean"
+rm "$(find "$F" -type f -name '*7' | head -1)"
+truncate -s 10 "$(find "$F" -type f -size +2k | sed -n 5p)"
+printf 'X' | dd of="$(find "$F" -type f -size +2k | sed -n 9p)" bs=1 seek=100 conv=notrunc 2>/dev/null
+touch "$(find "$F" -mindepth 1 -type d | sed -n 3p)/stray"
+vkeys() { for k in checked missing wrong_type wrong_size corrupt extra errors; do json_num "$1" $k; done | tr '\n' ' '; }
+"$MYRIAD" verify --no-state --json "$S/v1.json" --errors "$S/ve1.jsonl" "$F" >/dev/null 2>&1
+want_vrc=$?
+expect_eq "verify, one process: the damage found (exit 1)" 1 $want_vrc
+expect_eq "verify, one process: 1 missing, 1 wrong size, 1 corrupt, 1 extra" "1 1 1 1" \
+	"$(for k in missing wrong_size corrupt extra; do json_num "$S/v1.json" $k; done | tr '\n' ' ' | sed 's/ $//')"
+for P in 1 2 4; do
+	run_mpi $P verify --json "$S/v$P.json" --errors "$S/ve$P.jsonl" "$F" >"$S/vsum$P" 2>/dev/null
+	expect_eq "verify np $P: exit status as one process" $want_vrc $?
+	expect_eq "verify np $P: counts equal one process's" "$(vkeys "$S/v1.json")" "$(vkeys "$S/v$P.json")"
+	expect_eq "verify np $P: --errors lines equal one process's" "$(sort "$S/ve1.jsonl" | md5sum)" \
+		"$(sort "$S/ve$P.jsonl" | md5sum)"
+	expect_eq "verify np $P: one summary (rank 0's), NOT OK" 1 "$(grep -c 'NOT OK' "$S/vsum$P")"
+done
+run_mpi 4 verify --json "$S/vc.json" "$S/clean" >"$S/vcsum" 2>&1
+expect_eq "verify np 4: an intact fill: exit 0" 0 $?
+expect_eq "verify np 4: an intact fill: every file checked, OK" "3000 1" \
+	"$(json_num "$S/vc.json" checked) $(grep -c '^OK' "$S/vcsum")"
+expect_eq "verify np 4: the JSON names 4 ranks" 4 "$(json_num "$S/vc.json" ranks)"
+run_mpi 2 verify --json "$S/vn.json" "$S/nofill" >/dev/null 2>"$S/vnerr"
+expect_eq "verify np 2: a missing directory: exit 2" 2 $?
+grep -q "nofill" "$S/vnerr" && ok "verify np 2: a missing directory is named" || fail "verify np 2: $(cat "$S/vnerr")"
+if is_root && [ -e /dev/fuse ]; then
+	VM=$S/vm
+	if mount_faultfs "$S/vb" "$VM" --rule 'all:*:delay=1'; then
+		"$MYRIAD" verify --no-state -j 1 --json "$S/vf1.json" --errors "$S/vfe1.jsonl" "$VM/f" >/dev/null 2>&1
+		rm -f "$S/vk.jsonl"
+		args=(-j 1 --checkpoint-interval 0.05 --json "$S/vk.json" --errors "$S/vk.jsonl" "$VM/f")
+		kills=0
+		for i in 1 2 3; do
+			kill_rank_after_checkpoint 2 verify "${args[@]}"
+			case $? in 0) kills=$((kills + 1)) ;; 2) kills=0 ;; esac
+		done
+		[ $kills -gt 0 ] && ok "verify np 2: $kills jobs killed mid-run" || fail "verify np 2: no job was killed"
+		run_mpi 2 verify "${args[@]}" >/dev/null 2>&1
+		expect_eq "verify np 2: kill -9 x$kills: the resumed job exits as one process" $want_vrc $?
+		expect_eq "verify np 2: kill -9: counts equal an uninterrupted run's" "$(vkeys "$S/vf1.json")" \
+			"$(vkeys "$S/vk.json")"
+		expect_eq "verify np 2: kill -9: the --errors file holds each finding once" \
+			"$(sort "$S/vfe1.jsonl" | md5sum)" "$(sort "$S/vk.jsonl" | md5sum)"
+		expect_eq "verify np 2: kill -9: every killed job was resumed (sessions = kills + 1)" $((kills + 1)) \
+			"$(json_num "$S/vk.json" sessions)"
+		run_mpi 2 verify -j 1 --checkpoint-interval 0.05 "$VM/f" >/dev/null 2>&1 &
+		vp=$!
+		sleep 1
+		kill -9 "$(pgrep -f "^$MPI verify" | tail -1)" 2>/dev/null
+		wait $vp
+		run_mpi 4 verify -j 1 "$VM/f" >/dev/null 2>"$S/vnp"
+		expect_eq "verify: a resume with another -np is refused (exit 2)" 2 $?
+		grep -q 'mpirun -np 2' "$S/vnp" && ok "verify: the refusal names -np 2" || fail "verify -np: $(cat "$S/vnp")"
+		run_mpi 2 verify -j 1 --fresh "$VM/f" >/dev/null 2>&1
+		expect_eq "verify: --fresh across 2 ranks starts over and ends as one process" $want_vrc $?
+	else
+		fail "faultfs (verify) did not mount"
+	fi
+else
+	skip "verify kill -9 across ranks: faultfs needs root and /dev/fuse"
+fi
+expect_eq "verify: no output part left behind" 0 "$(parts_left)"
 
 # Other commands across ranks: refused before any work.
 run_mpi 2 fill --no-state -n 10 "$S/fill" >/dev/null 2>"$S/ferr"
