@@ -96,8 +96,7 @@ static int points_of(const struct lc_results *r, const char *fs, uint64_t files,
 			v = c->image_alloc_bytes - lc_disk_fixed(fs, c->image_bytes > 0 ? c->image_bytes : (double)lc_image_bytes(c->files, 0));
 		} else { /* the checker's peak RSS when it ran without a limit of its own */
 			const struct lc_phase *p = &c->ph[PH_CHECK];
-			if (p->status != LC_OK || !(p->peak_rss_kib > 0) ||
-			    (p->mem.set && p->mem.how && strcmp(p->mem.how, "none")))
+			if (p->status != LC_OK || !(p->peak_rss_kib > 0) || lc_check_self_limited(p))
 				continue;
 			v = p->peak_rss_kib;
 		}

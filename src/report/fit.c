@@ -129,14 +129,15 @@ static int metric_phase(int m) { return m >= 0 ? m : m == -1 ? PH_CHECK : PH_CHE
 
 /* The points of metric m of filesystem fs in r into x and y (room for r->ncycles): each measured
  * value, and with failed also each cycle where the phase ran without measuring it (y NAN), so a
- * hindcast knows the largest scale failed. Returns the count. */
+ * hindcast knows the largest scale failed. A checker's peak RSS under a limit of its own is not a
+ * point at all: it measured the limit (lc_check_self_limited). Returns the count. */
 static int points_of(const struct lc_results *r, const char *fs, int m, bool failed, double *x, double *y)
 {
 	int k = 0;
 	for (size_t i = 0; i < r->ncycles; i++) {
 		const struct lc_cycle *c = &r->cycles[i];
 		double v;
-		if (strcmp(c->fs, fs))
+		if (strcmp(c->fs, fs) || (m == -1 && lc_check_self_limited(&c->ph[PH_CHECK])))
 			continue;
 		if (lc_metric_of(c, m, &v))
 			x[k] = (double)c->files, y[k++] = v;

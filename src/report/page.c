@@ -311,7 +311,9 @@ static void chart_memory(struct chart *ch, struct lc_results *const *runs, const
 			chart_series(ch, name, x, y, n, "linespoints");
 		}
 	chart_end(ch, "Peak resident memory of the read-only checker (ru_maxrss), and the minimum "
-		      "xfs_repair says it needs (from xfs_repair -n -m 1).");
+		      "xfs_repair says it needs (from xfs_repair -n -m 1). A checker run under a limit of "
+		      "its own (xfs_repair -m, e2fsck scratch files) shows that limit, not its need: the "
+		      "fits leave such a point out.");
 }
 
 /* The charts, or why there are none. */

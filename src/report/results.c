@@ -100,6 +100,11 @@ bool lc_metric_of(const struct lc_cycle *c, int metric, double *v)
 	return isfinite(p->min_mem_kib) && p->min_mem_kib > 0;
 }
 
+bool lc_check_self_limited(const struct lc_phase *p)
+{
+	return p->mem.set && p->mem.how && strcmp(p->mem.how, "none");
+}
+
 /* ---- results.json ---- */
 
 static void str_or_null(struct json *j, const char *key, const char *s)

@@ -127,6 +127,9 @@ void lc_series_free(struct lc_series *s, size_t n);
  * peak RSS, -2 xfs_repair's stated minimum memory (KiB). False when that was not measured (failed,
  * skipped, absent), so fits and charts skip the point rather than plot a zero. */
 bool lc_metric_of(const struct lc_cycle *c, int metric, double *v);
+/* True when checker phase p ran under a memory limit of its own (xfs_repair -m, e2fsck's scratch
+ * files): its peak RSS then shows the limit, not what the checker needs, and no fit may use it. */
+bool lc_check_self_limited(const struct lc_phase *p);
 
 /* results.json: everything in r, plus the projections to r->project files, their hindcasts and
  * the 2010 figures (report/fit). */

@@ -182,6 +182,50 @@ static void failed_at_N_has_a_reason(void **state)
 	lc_hindcast_free(h, n);
 }
 
+/* A checker run under a limit of its own (xfs_repair -m at the largest scale) measured that limit,
+ * not its need: neither the projection nor the hindcast of the checker's memory uses the point,
+ * while the other series keeps its own. */
+static void self_limited_checker_is_not_a_point(void **state)
+{
+	struct lc_results *r = results(5);
+	struct lc_phase *chk = &cyc[9].ph[PH_CHECK]; /* xfs at 100k */
+	assert_string_equal(cyc[9].fs, "xfs");
+	chk->peak_rss_kib = 1; /* far below the line: any fit using it would bend */
+	chk->mem = (struct lc_memplan){.set = true, .how = "-m", .limit_kib = 1, .predicted_kib = NAN};
+	struct lc_proj *p;
+	size_t np = lc_projections(&r, 1, 1e9, &p), seen = 0;
+	for (size_t i = 0; i < np; i++)
+		if (p[i].metric == -1) {
+			seen++;
+			bool xfs = !strcmp(p[i].series, "xfs");
+			assert_int_equal(p[i].fit.n, xfs ? 4 : 5);
+			assert_true(p[i].largest_n == (xfs ? 1e4 : 1e5));
+			assert_string_equal(p[i].fit.model, "linear");
+		}
+	assert_int_equal(seen, 2);
+	lc_proj_free(p, np);
+	struct lc_hindcast *h;
+	size_t nh = lc_hindcasts(&r, 1, &h);
+	seen = 0;
+	for (size_t i = 0; i < nh; i++)
+		if (h[i].metric == -1) {
+			seen++;
+			if (!strcmp(h[i].series, "xfs"))
+				assert_true(h[i].at == 1e4); /* its largest real point; too few below it */
+			else
+				assert_true(h[i].at == 1e5 && !h[i].why);
+		}
+	assert_int_equal(seen, 2);
+	lc_hindcast_free(h, nh);
+	/* The same limit named "none" is no limit: the point counts again. */
+	chk->mem.how = "none";
+	np = lc_projections(&r, 1, 1e9, &p);
+	for (size_t i = 0; i < np; i++)
+		if (p[i].metric == -1 && !strcmp(p[i].series, "xfs"))
+			assert_int_equal(p[i].fit.n, 5);
+	lc_proj_free(p, np);
+}
+
 static char *render(struct lc_results *r)
 {
 	char path[] = "/tmp/myriad-test-fit.XXXXXX";
@@ -264,6 +308,7 @@ int main(void)
 	    cmocka_unit_test(failed_at_N_has_a_reason),
 	    cmocka_unit_test(page_states_the_error_and_the_2010_figures),
 	    cmocka_unit_test(page_says_why_there_is_no_hindcast),
+	    cmocka_unit_test(self_limited_checker_is_not_a_point),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
