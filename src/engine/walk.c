@@ -41,6 +41,7 @@
 #define TICK_MS 10               /* how often the pool size is reconsidered */
 #define KIDS_MAX 128             /* subdirectories a worker finds before it commits them */
 #define HELD_MAX 8               /* directories a worker keeps open to open their children by name */
+#define SHARE_NS 200000          /* a chunk's stats this slow (ns so far): idle workers are asked to help */
 
 struct rec {
 	uint64_t cookie;
@@ -60,6 +61,28 @@ struct rec {
 	char path[];
 };
 
+/*
+ * One chunk's stats, shared out (one directory's entries are not one worker's job alone): on a
+ * filesystem where a stat waits for a server or a disk, a worker that finds its chunk slow posts
+ * it, and idle workers claim entries by an atomic index and stat them beside it. Only the stats
+ * are shared: the owner still visits and commits every entry, in order, so output, checkpoints
+ * and failures are as if it had done all of it. The share lives on the owner's stack; helpers
+ * join and leave under the engine lock, and the owner takes it down and waits for them to leave.
+ */
+struct share {
+	int fd;
+	const struct walk_entry *ents;
+	const bool *need;
+	struct statx *stx;
+	int *err;
+	unsigned mask;
+	size_t n;
+	_Atomic size_t next; /* the next entry to claim */
+	int users;           /* helpers inside (engine lock) */
+	bool owner_waits;    /* the owner waits for them to leave (engine lock) */
+	const struct rec *dir;
+};
+
 /* A directory a worker has read and still holds open, so that a child it takes next opens by
  * its name there (one lookup) rather than by its path from the operand (one per component). */
 struct held {
@@ -74,6 +97,7 @@ struct worker {
 	int nheld;
 	struct rec *cur;
 	struct rec *finishing; /* post-order: the directory its dir_done is on */
+	const struct rec *helping; /* the directory whose stats it helps with (engine lock) */
 	_Atomic uint64_t since; /* when it started its current entry or directory (the stuck report) */
 	void *local;
 	struct errbatch errs;
@@ -85,6 +109,8 @@ struct worker {
 	const struct linux_dirent64 **order;
 	struct statx stx[WALK_CHUNK];
 	struct walk_entry ents[WALK_CHUNK];
+	bool need[WALK_CHUNK];
+	int err[WALK_CHUNK];
 	struct sbuf scratch;
 };
 
@@ -96,6 +122,7 @@ struct walk {
 	size_t nstack, capstack;
 	int busy;
 	int waiting;
+	struct share *share; /* a chunk's stats open to idle workers (at most one at a time) */
 	bool stopping;
 	atomic_bool cancelled; /* walk_cancel: no more directories are read */
 	bool ended;            /* shared walks: walk_end was called */
@@ -337,11 +364,92 @@ static bool commit(struct worker *wk, struct rec *r, bool done)
 	return park;
 }
 
+/* Stat what is left to claim of share s (no lock held). */
+static void share_work(struct worker *wk, struct share *s)
+{
+	size_t i;
+	while ((i = atomic_fetch_add_explicit(&s->next, 1, memory_order_relaxed)) < s->n) {
+		if (!s->need[i])
+			continue;
+		atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
+		s->err[i] = statx(s->fd, s->ents[i].name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, s->mask, &s->stx[i]) ? errno : 0;
+	}
+}
+
+/* Is there a posted share with entries left to claim (lock held)? */
+static bool share_open(const struct walk *w)
+{
+	return w->share && atomic_load_explicit(&w->share->next, memory_order_relaxed) < w->share->n;
+}
+
+/* An idle worker helps with the posted share (lock held; released while it works). */
+static void share_help(struct worker *wk)
+{
+	struct walk *w = wk->w;
+	struct share *s = w->share;
+	s->users++;
+	wk->helping = s->dir;
+	pthread_mutex_unlock(&w->lock);
+	share_work(wk, s);
+	pthread_mutex_lock(&w->lock);
+	wk->helping = NULL;
+	if (--s->users == 0 && s->owner_waits)
+		pthread_cond_broadcast(&w->cond);
+}
+
+/*
+ * Stat the entries of the chunk marked in need, into stx and err (0 or the errno). The owner
+ * works alone until the chunk proves slow (SHARE_NS, looked at after 1, 2, 4 ... stats) while
+ * workers idle; it then posts the chunk for them and, once nothing is left to claim, waits until
+ * every helper has left. On a warm cache a chunk takes a few microseconds and is never shared.
+ */
+static void stat_chunk(struct worker *wk, const struct walk_dir *d, const struct rec *r, size_t n, unsigned mask)
+{
+	struct walk *w = wk->w;
+	struct share s = {.fd = d->fd, .ents = wk->ents, .need = wk->need, .stx = wk->stx, .err = wk->err,
+			  .mask = mask, .n = n, .dir = r};
+	atomic_init(&s.next, 0);
+	bool posted = false;
+	uint64_t t0 = 0;
+	size_t i, k = 0;
+	while ((i = atomic_fetch_add_explicit(&s.next, 1, memory_order_relaxed)) < n) {
+		if (!wk->need[i])
+			continue;
+		if (!k)
+			t0 = now_ns();
+		atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
+		wk->err[i] = statx(d->fd, wk->ents[i].name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask, &wk->stx[i]) ? errno : 0;
+		k++;
+		if (!posted && !(k & (k - 1)) && i + 1 < n && __atomic_load_n(&w->waiting, __ATOMIC_RELAXED) > 0 &&
+		    now_ns() - t0 > SHARE_NS) {
+			pthread_mutex_lock(&w->lock);
+			if (!w->share && !w->stopping) {
+				w->share = &s;
+				posted = true;
+				pthread_cond_broadcast(&w->cond);
+			}
+			pthread_mutex_unlock(&w->lock);
+		}
+	}
+	if (!posted)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->share = NULL;
+	s.owner_waits = true;
+	while (s.users)
+		pthread_cond_wait(&w->cond, &w->lock);
+	pthread_mutex_unlock(&w->lock);
+}
+
 static struct rec *take(struct worker *wk)
 {
 	struct walk *w = wk->w;
 	pthread_mutex_lock(&w->lock);
 	while (!w->stopping && w->nstack == 0 && (w->busy > 0 || (w->cfg.shared && !w->ended))) {
+		if (share_open(w)) {
+			share_help(wk);
+			continue;
+		}
 		w->waiting++;
 		pthread_cond_wait(&w->cond, &w->lock);
 		w->waiting--;
@@ -396,21 +504,29 @@ static bool visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir
 		throttle_take(w->cfg.throttle, count);
 	if ((w->cfg.stat_mask || w->cfg.inode_order) && count > 1)
 		qsort(wk->order, count, sizeof(*wk->order), cmp_ino);
-	/* A chunk at a time: its entries statted, shown to the visitor's prepare, then visited. */
+	/* A chunk at a time: its entries statted (shared out when slow), shown to the visitor's
+	 * prepare, then visited. */
+	unsigned mask = w->cfg.stat_mask | STATX_TYPE;
 	for (size_t base = 0; base < count; base += WALK_CHUNK) {
-		size_t end = count - base > WALK_CHUNK ? base + WALK_CHUNK : count, m = 0;
+		size_t end = count - base > WALK_CHUNK ? base + WALK_CHUNK : count, m = 0, nstat = 0;
 		bool unstatted[WALK_CHUNK];
 		for (size_t i = base; i < end; i++) {
 			const struct linux_dirent64 *de = wk->order[i];
-			struct walk_entry *e = &wk->ents[m];
+			struct walk_entry *e = &wk->ents[i - base];
 			*e = (struct walk_entry){de->d_name, strlen(de->d_name), de->d_type, de->d_ino, NULL};
+			wk->need[i - base] = w->cfg.stat_mask || e->type == DT_UNKNOWN;
+			nstat += wk->need[i - base];
+		}
+		if (nstat)
+			stat_chunk(wk, d, r, end - base, mask);
+		for (size_t i = 0; i < end - base; i++) {
+			struct walk_entry *e = &wk->ents[m];
+			if (m != i)
+				*e = wk->ents[i];
 			unstatted[m] = false;
-			if (w->cfg.stat_mask || e->type == DT_UNKNOWN) {
-				unsigned mask = w->cfg.stat_mask | STATX_TYPE;
-				atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
-				struct statx *stx = &wk->stx[m];
-				if (statx(d->fd, e->name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask, stx) != 0) {
-					int err = errno;
+			if (wk->need[i]) {
+				int err = wk->err[i];
+				if (err) {
 					if (vanished(err))
 						continue; /* gone since it was read */
 					/* Its name was read, only its metadata failed: reported, and still
@@ -422,8 +538,8 @@ static bool visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir
 					unstatted[m++] = true;
 					continue;
 				}
-				e->type = mode_to_dtype(stx->stx_mode);
-				e->stx = stx;
+				e->type = mode_to_dtype(wk->stx[i].stx_mode);
+				e->stx = &wk->stx[i];
 			}
 			m++;
 		}
@@ -966,7 +1082,7 @@ static int walk_tick(void *ctx)
 	pthread_mutex_lock(&w->lock);
 	/* Work waiting while the CPUs idle: the workers wait on I/O, or are blocked in the kernel (a
 	 * held operation, or a directory lock behind it): more workers keep the rest going. */
-	bool queued = w->nstack > 0;
+	bool queued = w->nstack > 0 || share_open(w);
 	pthread_mutex_unlock(&w->lock);
 	if (queued && used < 0.5 * busy_cap) {
 		int n = 2 * w->nstarted;
@@ -1057,7 +1173,7 @@ void walk_stuck(struct walk *w, struct sbuf *line, double min_s)
 	for (int i = 0; i < w->nstarted; i++) {
 		struct worker *wk = &w->workers[i];
 		uint64_t since = wk->since;
-		const struct rec *r = wk->cur ? wk->cur : wk->finishing;
+		const struct rec *r = wk->cur ? wk->cur : wk->finishing ? wk->finishing : wk->helping;
 		if (!r || now < since || (now - since) / 1e9 < min_s)
 			continue;
 		n++;

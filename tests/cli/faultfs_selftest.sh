@@ -391,6 +391,16 @@ case_delay() {
 	fast=$((t1 - t0)) slow=$((t2 - t1))
 	if [ "$slow" -ge 400 ] && [ "$fast" -lt "$slow" ] && [ "$(cat "$M/slow")" = s ]; then ok "$n (${slow}ms vs ${fast}ms)"
 	else fail "$n: stat of /slow took ${slow}ms, /fast ${fast}ms"; fi
+	# --stats says how many delayed ops slept at once: one stat at a time, then two together.
+	n="--stats delayed_max: delayed ops at once"
+	snapshot || { fail "$n: no stats after SIGUSR1"; return; }
+	local one two
+	one=$(awk '$1 == "delayed_max" { print $2 }' "$ST")
+	stat "$M/slow" >/dev/null & stat "$M/slow" >/dev/null & wait
+	snapshot || { fail "$n: no stats after SIGUSR1"; return; }
+	two=$(awk '$1 == "delayed_max" { print $2 }' "$ST")
+	if [ "$one" = 1 ] && [ "$two" = 2 ]; then ok "$n (1, then 2)"
+	else fail "$n: after one stat '$one' (want 1), after two at once '$two' (want 2)"; fi
 }
 
 case_hold() {

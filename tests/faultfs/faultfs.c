@@ -143,6 +143,7 @@ static char mount_dev[32];     /* "major:minor" of our mount, from mountinfo */
 
 static unsigned long long op_count[OP_COUNT];
 static unsigned long long fail_count[OP_COUNT];
+static unsigned delayed_now, delayed_max; /* delayed ops sleeping at once: now, and the most seen */
 
 static pthread_mutex_t stats_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -175,6 +176,8 @@ static void write_stats_locked(void)
 		if (n)
 			fprintf(m, "fail %s %llu\n", op_names[i], n);
 	}
+	if (__atomic_load_n(&delayed_max, __ATOMIC_RELAXED))
+		fprintf(m, "delayed_max %u\n", __atomic_load_n(&delayed_max, __ATOMIC_RELAXED));
 	if (fclose(m) != 0)
 		goto out;
 	if (asprintf(&tmp, "%s.tmp.%ld", stats_path, (long)getpid()) < 0) {
@@ -367,9 +370,16 @@ static int fault(enum op op, const char *p1, const char *p2)
 	case ACT_ERRNO:
 		__atomic_add_fetch(&fail_count[op], 1, __ATOMIC_RELAXED);
 		return -hit->err;
-	case ACT_DELAY:
+	case ACT_DELAY: {
+		unsigned now = __atomic_add_fetch(&delayed_now, 1, __ATOMIC_RELAXED);
+		unsigned max = __atomic_load_n(&delayed_max, __ATOMIC_RELAXED);
+		while (now > max && !__atomic_compare_exchange_n(&delayed_max, &max, now, 0, __ATOMIC_RELAXED,
+								 __ATOMIC_RELAXED))
+			;
 		sleep_ms(hit->delay_ms);
+		__atomic_sub_fetch(&delayed_now, 1, __ATOMIC_RELAXED);
 		return 0;
+	}
 	case ACT_HOLD:
 		return hold_wait();
 	}
@@ -1089,7 +1099,8 @@ static void usage(FILE *out)
 "  --direct-io     bypass the page cache, so each read or write a caller makes\n"
 "                  reaches faultfs once (the kernel retries a failed cached read)\n"
 "  --stats FILE    write op counts to FILE on SIGUSR1 and at exit:\n"
-"                  lines \"OP COUNT\" and \"fail OP COUNT\" (injected failures)\n"
+"                  lines \"OP COUNT\", \"fail OP COUNT\" (injected failures) and\n"
+"                  \"delayed_max N\" (the most delayed ops sleeping at once)\n"
 "  --seed N        seed for prob= rules (default 1)\n"
 "  --pidfile FILE  write the daemon's pid to FILE once the mount is ready;\n"
 "                  removed at exit, after the final stats are written\n"
