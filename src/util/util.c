@@ -68,6 +68,9 @@ void warnx_(const char *fmt, ...)
 	(void)write_all(2, buf, len);
 }
 
+/* A decimal number with an optional suffix of powers of base (k M G T P E) and, with allow_b, an
+ * optional "i" and "B". A fraction needs a suffix and must come out whole: 3.3M and 1.5k are
+ * counts, 1.5 and 1.2345k are not. */
 static bool parse_suffixed(const char *s, uint64_t *out, uint64_t base, bool allow_b)
 {
 	if (!s || *s < '0' || *s > '9') /* strtoull would take a sign or leading spaces */
@@ -77,6 +80,18 @@ static bool parse_suffixed(const char *s, uint64_t *out, uint64_t base, bool all
 	unsigned long long v = strtoull(s, &end, 10);
 	if (errno)
 		return false;
+	uint64_t frac = 0, scale = 1; /* the fraction's digits, and 10^their number */
+	if (*end == '.') {
+		const char *d = ++end;
+		for (; *end >= '0' && *end <= '9'; end++) {
+			if (scale > UINT64_MAX / 100)
+				return false; /* more digits than any count needs */
+			frac = frac * 10 + (uint64_t)(*end - '0');
+			scale *= 10;
+		}
+		if (end == d)
+			return false; /* "3." */
+	}
 	uint64_t mult = 1;
 	const char *units = "kmgtpe";
 	const char *u = *end ? strchr(units, *end | 0x20) : NULL;
@@ -89,11 +104,27 @@ static bool parse_suffixed(const char *s, uint64_t *out, uint64_t base, bool all
 	}
 	if (allow_b && (*end == 'B' || *end == 'b'))
 		end++;
-	if (*end)
+	if (*end || (scale > 1 && !u))
 		return false;
 	if (v && mult > UINT64_MAX / v)
 		return false;
-	*out = v * mult;
+	uint64_t whole = v * mult, part = 0;
+	if (frac) {
+		/* frac * mult / scale, whole: divide first where scale divides mult, else multiply. */
+		uint64_t g = mult, r = scale;
+		while (r) { /* gcd(mult, scale) */
+			uint64_t t = g % r;
+			g = r;
+			r = t;
+		}
+		uint64_t m = mult / g, sc = scale / g;
+		if (frac % sc || (m && frac / sc > UINT64_MAX / m))
+			return false; /* not whole (1.2345k), or too large */
+		part = frac / sc * m;
+	}
+	if (part > UINT64_MAX - whole)
+		return false;
+	*out = whole + part;
 	return true;
 }
 

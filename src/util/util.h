@@ -28,10 +28,12 @@ void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * valid UTF-8 (overlong forms, surrogates and code points past U+10FFFF are not). */
 size_t utf8_len(const unsigned char *s, size_t n);
 
-/* Parse a count with optional decimal suffix k/K, M, G, T, P (1M = 1,000,000). false on bad input. */
+/* Parse a count with optional decimal suffix k/K, M, G, T, P (1M = 1,000,000); with a suffix, a
+ * fraction that comes out whole (3.3M = 3,300,000). false on bad input. */
 bool parse_count(const char *s, uint64_t *out);
 
-/* Parse a byte size with optional binary suffix k, M, G, T (4k = 4096), optional trailing B/iB. */
+/* Parse a byte size with optional binary suffix k, M, G, T (4k = 4096), optional trailing B/iB;
+ * with a suffix, a fraction that comes out whole (1.5k = 1536). */
 bool parse_size(const char *s, uint64_t *out);
 
 /* Parse a size or a range of sizes "LO-HI" (1k-64k), LO <= HI; a single size gives LO = HI. */

@@ -37,6 +37,29 @@ static void counts_take_decimal_suffixes(void **state)
 	assert_false(parse_count("19E", &v));
 	assert_false(parse_count("1e999", &v));
 	assert_false(parse_count("1.5", &v));
+	/* A fraction with a suffix, when it comes out whole (lifecycle --scales 3.3M was refused). */
+	assert_true(parse_count("3.3M", &v));
+	assert_int_equal(v, 3300000);
+	assert_true(parse_count("1.5k", &v));
+	assert_int_equal(v, 1500);
+	assert_true(parse_count("0.25M", &v));
+	assert_int_equal(v, 250000);
+	assert_true(parse_count("1.000001M", &v));
+	assert_int_equal(v, 1000001);
+	assert_true(parse_count("18.4E", &v));
+	assert_true(v == 18400000000000000000ull);
+	assert_false(parse_count("18.5E", &v)); /* past 2^64 - 1 */
+	assert_false(parse_count("1.2345k", &v)); /* 1234.5: not whole */
+	assert_false(parse_count("3.M", &v));
+	assert_false(parse_count(".5M", &v));
+	assert_false(parse_count("1.5.5M", &v));
+	assert_false(parse_count("1.00000000000000000001M", &v)); /* more digits than any count has */
+	assert_true(parse_size("1.5k", &v));
+	assert_int_equal(v, 1536);
+	assert_true(parse_size("0.5GiB", &v));
+	assert_int_equal(v, 512u << 20);
+	assert_false(parse_size("1.1k", &v)); /* 1126.4 */
+	assert_false(parse_size("2.5", &v));
 	assert_false(parse_count(NULL, &v));
 	uint64_t lo, hi;
 	assert_true(parse_size("15E", &v));
