@@ -389,6 +389,7 @@ static void share_help(struct worker *wk)
 	struct share *s = w->share;
 	s->users++;
 	wk->helping = s->dir;
+	atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed); /* not the wait before */
 	pthread_mutex_unlock(&w->lock);
 	share_work(wk, s);
 	pthread_mutex_lock(&w->lock);
@@ -409,7 +410,7 @@ static void stat_chunk(struct worker *wk, const struct walk_dir *d, const struct
 	struct share s = {.fd = d->fd, .ents = wk->ents, .need = wk->need, .stx = wk->stx, .err = wk->err,
 			  .mask = mask, .n = n, .dir = r};
 	atomic_init(&s.next, 0);
-	bool posted = false;
+	bool posted = false, slow = false;
 	uint64_t t0 = 0;
 	size_t i, k = 0;
 	while ((i = atomic_fetch_add_explicit(&s.next, 1, memory_order_relaxed)) < n) {
@@ -420,8 +421,11 @@ static void stat_chunk(struct worker *wk, const struct walk_dir *d, const struct
 		atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
 		wk->err[i] = statx(d->fd, wk->ents[i].name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask, &wk->stx[i]) ? errno : 0;
 		k++;
-		if (!posted && !(k & (k - 1)) && i + 1 < n && __atomic_load_n(&w->waiting, __ATOMIC_RELAXED) > 0 &&
-		    now_ns() - t0 > SHARE_NS) {
+		if (!slow && !(k & (k - 1)))
+			slow = now_ns() - t0 > SHARE_NS;
+		/* Once slow, every stat may post: another owner's share may have gone since. */
+		if (slow && !posted && atomic_load_explicit(&s.next, memory_order_relaxed) < n &&
+		    __atomic_load_n(&w->waiting, __ATOMIC_RELAXED) > 0) {
 			pthread_mutex_lock(&w->lock);
 			if (!w->share && !w->stopping) {
 				w->share = &s;
@@ -436,6 +440,7 @@ static void stat_chunk(struct worker *wk, const struct walk_dir *d, const struct
 	pthread_mutex_lock(&w->lock);
 	w->share = NULL;
 	s.owner_waits = true;
+	atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed); /* its helpers' stats are the ones held */
 	while (s.users)
 		pthread_cond_wait(&w->cond, &w->lock);
 	pthread_mutex_unlock(&w->lock);
@@ -450,9 +455,9 @@ static struct rec *take(struct worker *wk)
 			share_help(wk);
 			continue;
 		}
-		w->waiting++;
+		__atomic_fetch_add(&w->waiting, 1, __ATOMIC_RELAXED); /* read unlocked by stat_chunk */
 		pthread_cond_wait(&w->cond, &w->lock);
-		w->waiting--;
+		__atomic_fetch_sub(&w->waiting, 1, __ATOMIC_RELAXED);
 	}
 	struct rec *r = NULL;
 	if (!w->stopping && w->nstack && !atomic_load(&w->cancelled)) {
