@@ -364,16 +364,20 @@ static bool commit(struct worker *wk, struct rec *r, bool done)
 	return park;
 }
 
+/* Stat entry i of share s for worker wk (owner or helper): its statx and errno (0: none). */
+static void share_stat(struct worker *wk, struct share *s, size_t i)
+{
+	atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
+	s->err[i] = statx(s->fd, s->ents[i].name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, s->mask, &s->stx[i]) ? errno : 0;
+}
+
 /* Stat what is left to claim of share s (no lock held). */
 static void share_work(struct worker *wk, struct share *s)
 {
 	size_t i;
-	while ((i = atomic_fetch_add_explicit(&s->next, 1, memory_order_relaxed)) < s->n) {
-		if (!s->need[i])
-			continue;
-		atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
-		s->err[i] = statx(s->fd, s->ents[i].name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, s->mask, &s->stx[i]) ? errno : 0;
-	}
+	while ((i = atomic_fetch_add_explicit(&s->next, 1, memory_order_relaxed)) < s->n)
+		if (s->need[i])
+			share_stat(wk, s, i);
 }
 
 /* Is there a posted share with entries left to claim (lock held)? */
@@ -418,8 +422,7 @@ static void stat_chunk(struct worker *wk, const struct walk_dir *d, const struct
 			continue;
 		if (!k)
 			t0 = now_ns();
-		atomic_store_explicit(&wk->since, coarse_ns(), memory_order_relaxed);
-		wk->err[i] = statx(d->fd, wk->ents[i].name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, mask, &wk->stx[i]) ? errno : 0;
+		share_stat(wk, &s, i);
 		k++;
 		if (!slow && !(k & (k - 1)))
 			slow = now_ns() - t0 > SHARE_NS;
