@@ -95,9 +95,11 @@ static uint64_t expected_in_leaf(const struct verify *v, uint64_t leaf)
 	return manifest_leaf_files(&v->m, leaf, layout_leaf_files(&v->lay, leaf));
 }
 
-/* Unit u: a leaf for u < leaves; then the levels above, deepest first. */
+/* This rank's pool unit u (the layout's unit u * ranks + rank): a leaf for layout units < leaves;
+ * then the levels above, deepest first. */
 static void unit_dir(const struct verify *v, uint64_t u, unsigned *level, uint64_t *index)
 {
+	u = u * (uint64_t)v->ranks + (uint64_t)v->rank; /* this rank's pool unit u is the layout's */
 	if (u < v->lay.leaves || v->lay.depth == 0) {
 		*level = v->lay.depth;
 		*index = u;
@@ -329,7 +331,7 @@ static int verify_unit(void *ctx, void *lp, uint64_t u, struct errbatch *errs)
 	}
 	unsigned level;
 	uint64_t index;
-	unit_dir(v, u * (uint64_t)v->ranks + (uint64_t)v->rank, &level, &index);
+	unit_dir(v, u, &level, &index);
 	char rel[1024], path[4096 + 1024];
 	size_t rl = layout_dir_path(&v->lay, level, index, rel);
 	snprintf(path, sizeof(path), "%s%s%s", v->dir, rl ? "/" : "", rel);
@@ -441,7 +443,7 @@ static void unit_name(void *ctx, uint64_t u, struct sbuf *out)
 	unsigned level;
 	uint64_t index;
 	char rel[1024];
-	unit_dir(v, u * (uint64_t)v->ranks + (uint64_t)v->rank, &level, &index);
+	unit_dir(v, u, &level, &index);
 	size_t rl = layout_dir_path(&v->lay, level, index, rel);
 	escape_path(out, v->dir, strlen(v->dir));
 	if (rl)
