@@ -148,7 +148,7 @@ opt_seed 6 walk-2 --help
 
 # numbers: the option values the parsers share.
 i=0
-for v in 1M 4k 20MiB 1k-64k 50M 512B 0 18446744073709551615 16E be:7 idle 0.5 1e3 4096; do
+for v in 1M 4k 20MiB 1k-64k 50M 512B 0 18446744073709551615 16E be:7 idle 0.5 1e3 4096 3.3M 1.5k 0.51k 1.2345k; do
 	printf '%s' "$v" >"$C/numbers/value-$i"
 	i=$((i + 1))
 done

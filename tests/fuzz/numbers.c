@@ -12,12 +12,13 @@
 #include "fuzz.h"
 #include "util/util.h"
 
-/* The reference: DIGITS [SUFFIX] where SUFFIX is one of kmgtpe (any case), for sizes optionally
- * followed by "i" and then by "B"/"b", or a bare "B"/"b". -1 when s is not of that form or the
- * value does not fit in 64 bits. */
+/* The reference: DIGITS [. DIGITS] [SUFFIX] where SUFFIX is one of kmgtpe (any case), for sizes
+ * optionally followed by "i" and then by "B"/"b", or a bare "B"/"b". A fraction (at most 18
+ * digits) needs a suffix and must come out whole: 3.3M, 1.5k. -1 when s is not of that form, the
+ * value is not whole, or it does not fit in 64 bits. */
 static int reference(const char *s, unsigned base, int sizes, uint64_t *out)
 {
-	unsigned __int128 v = 0, lim = UINT64_MAX;
+	unsigned __int128 v = 0, lim = UINT64_MAX, frac = 0, scale = 1, mult = 1;
 	const char *p = s;
 	if (!isdigit((unsigned char)*p))
 		return -1;
@@ -26,11 +27,24 @@ static int reference(const char *s, unsigned base, int sizes, uint64_t *out)
 		if (v > lim)
 			return -1;
 	}
+	if (*p == '.') {
+		const char *d = ++p;
+		for (; isdigit((unsigned char)*p); p++) {
+			if (p - d == 18)
+				return -1;
+			frac = frac * 10 + (unsigned)(*p - '0');
+			scale *= 10;
+		}
+		if (p == d)
+			return -1;
+	}
+	const char *u = NULL;
 	if (*p) {
-		const char *units = "kmgtpe", *u = strchr(units, tolower((unsigned char)*p));
+		const char *units = "kmgtpe";
+		u = strchr(units, tolower((unsigned char)*p));
 		if (u) {
 			for (const char *q = units; q <= u; q++)
-				v *= base;
+				mult *= base;
 			p++;
 			if (sizes && *p == 'i')
 				p++;
@@ -40,6 +54,13 @@ static int reference(const char *s, unsigned base, int sizes, uint64_t *out)
 		if (*p || (!u && !sizes))
 			return -1;
 	}
+	if (scale > 1 && !u)
+		return -1;
+	/* frac < 10^18 < 2^60 and mult <= 1024^6 = 2^60: the product fits in 128 bits. */
+	if (frac * mult % scale)
+		return -1;
+	v = v * mult; /* v <= 2^64 and mult <= 2^60 */
+	v += frac * mult / scale;
 	if (v > lim)
 		return -1;
 	*out = (uint64_t)v;
