@@ -394,7 +394,7 @@ static int copy_walk(struct copy *c, struct copy_opts *o)
 	if (!c->walk)
 		return EXIT_USAGE;
 	if (!c->check && !c->dry_run) { /* before anything is copied: it settles what the earlier runs did */
-		c->tally = tally_open(c->job.ckpt ? ckpt_dir(c->job.ckpt) : NULL, cfg.threads, job_snapshot(&c->job) != NULL,
+		c->tally = tally_open(c->job.ckpt ? ckpt_dir(c->job.ckpt) : NULL, 0, cfg.threads, job_snapshot(&c->job) != NULL,
 				     copy_settle, c, &c->tally_exact);
 		if (c->tally_exact)
 			c->deleted = tally_total(c->tally, T_DELETED);

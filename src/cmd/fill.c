@@ -128,12 +128,12 @@ static bool fill_load(void *ctx, struct deser *d)
 	return true;
 }
 
-/* The directory of unit u (its leaf), for the progress line. */
+/* The directory of this rank's unit u (its leaf), for the progress line. */
 static void leaf_name(void *ctx, uint64_t u, struct sbuf *out)
 {
 	struct fill *f = ctx;
 	char rel[1024];
-	size_t rl = layout_dir_path(&f->lay, f->lay.depth, u / f->parts, rel);
+	size_t rl = layout_dir_path(&f->lay, f->lay.depth, fill_unit_of(f, u) / f->parts, rel);
 	escape_path(out, f->dir, strlen(f->dir));
 	if (rl)
 		sbuf_printf(out, "/%s", rel);
@@ -143,13 +143,33 @@ static void fill_progress(void *ctx, struct sbuf *line)
 {
 	struct fill *f = ctx;
 	pool_lock(f->pool);
-	uint64_t done = f->created + f->existing;
+	uint64_t v[3] = {f->created + f->existing, f->created, pool_errors(f->pool)};
 	pool_unlock(f->pool);
+	struct sbuf stuck = {0};
+	pool_stuck(f->pool, &stuck, 5, leaf_name);
+#ifdef MYRIAD_MPI
+	if (f->js.sp) /* the job's counts, and the other ranks' workers stuck in the kernel */
+		spread_progress_add(f->js.sp, v, &stuck);
+#endif
 	double el = pool_elapsed(f->pool);
 	sbuf_adds(line, "fill: ");
-	progress_format(line, "files", done, f->lay.files, el, el > 0 ? f->created / el : 0, pool_errors(f->pool));
-	pool_stuck(f->pool, line, 5, leaf_name);
+	progress_format(line, "files", v[0], f->lay.files, el, el > 0 ? v[1] / el : 0, v[2]);
+	sbuf_add(line, stuck.data, stuck.len);
+	sbuf_free(&stuck);
 }
+
+#ifdef MYRIAD_MPI
+/* This rank's counts for the job's progress line: files done, created, errors. */
+static void fill_count(void *ctx, uint64_t v[3])
+{
+	struct fill *f = ctx;
+	pool_lock(f->pool);
+	v[0] = f->created + f->existing;
+	v[1] = f->created;
+	pool_unlock(f->pool);
+	v[2] = pool_errors(f->pool);
+}
+#endif
 
 /* Is DIR empty but for lost+found (a directory) and fill's own names (regular files)? Another kind
  * of entry under one of those names — a symlink planted as the manifest's temporary file — is not
@@ -213,7 +233,7 @@ static void record_partial_leaf(void *ctx, uint64_t leaf)
 static void record_partial(void *ctx, uint64_t unit)
 {
 	struct fill *f = ((void **)ctx)[1];
-	record_partial_leaf(ctx, unit / f->parts);
+	record_partial_leaf(ctx, fill_unit_of(f, unit) / f->parts);
 }
 
 /* What a unit is, for messages: a leaf directory, or in a small fill part of one. */
@@ -222,38 +242,51 @@ static const char *unit_word(const struct fill *f) { return f->parts > 1 ? "dire
 /*
  * The files of the finished units (*files), how many of them the job made over all its runs
  * (*created: the tally, less the files of this run's re-check, counted when first made) and how
- * many were there before it (*there). A unit a killed run left unfinished is redone, finding the
- * files that run made: the snapshot's counts would call them already there. With the tally lost,
- * the snapshot's counts, and *exact false.
+ * many were there before it (*there); *made: the files the job made, in unfinished units too (0
+ * when not known exactly). A unit a killed run left unfinished is redone, finding the files that
+ * run made: the snapshot's counts would call them already there. With the tally lost, the
+ * snapshot's counts, and *exact false. After a run across ranks, on rank 0: the job's.
  */
-static void fill_totals(const struct fill *f, uint64_t *files, uint64_t *created, uint64_t *there, bool *exact)
+static void fill_totals(const struct fill *f, uint64_t *files, uint64_t *created, uint64_t *there, bool *exact,
+			uint64_t *made)
 {
+	if (f->gathered) {
+		*files = f->g_files;
+		*created = f->g_created;
+		*there = f->g_there;
+		*exact = f->g_exact;
+		*made = f->g_made;
+		return;
+	}
 	*files = f->created + f->existing;
 	*created = f->created;
 	*exact = !f->tally || f->tally_exact;
+	*made = 0;
 	if (f->tally && f->tally_exact) {
-		uint64_t made = tally_total(f->tally, T_CREATED);
-		made = made > f->remade ? made - f->remade : 0;
-		*created = made < *files ? made : *files;
+		uint64_t all = tally_total(f->tally, T_CREATED);
+		*made = all > f->remade ? all - f->remade : 0;
+		*created = *made < *files ? *made : *files;
 	}
 	*there = *files - *created;
 }
 
+/* The errors of the run (the job's, after a run across ranks). */
+static uint64_t fill_errors(const struct fill *f) { return f->gathered ? f->g_errors : pool_errors(f->pool); }
+
 static void summary(struct fill *f, FILE *out, double el, const char *status)
 {
 	char a[32], b[32], c[32], d[32], e[32], g[32], h[32];
-	uint64_t files, created, there;
+	uint64_t files, created, there, made, errors = fill_errors(f);
 	bool exact;
-	fill_totals(f, &files, &created, &there, &exact);
+	fill_totals(f, &files, &created, &there, &exact, &made);
 	unsigned runs = pool_sessions(f->pool);
 	fprintf(out, "fill %s: %s %s (%s created, %s already there%s), %s written; %s %s; %.2f s, %s files/s, %s/s\n",
 		status, fmt_count(a, files), plural(files, "file", "files"), fmt_count(b, created), fmt_count(c, there),
 		!exact ? "; at least: an earlier run's count of what it made was lost"
 		: runs > 1 ? "; whole job"
 			   : "",
-		fmt_bytes(d, f->bytes), fmt_count(e, pool_errors(f->pool)), plural(pool_errors(f->pool), "error", "errors"), el,
+		fmt_bytes(d, f->bytes), fmt_count(e, errors), plural(errors, "error", "errors"), el,
 		fmt_count(g, el > 0 ? (uint64_t)(created / el) : 0), fmt_bytes(h, el > 0 ? (uint64_t)(f->bytes / el) : 0));
-	uint64_t made = exact && f->tally ? tally_total(f->tally, T_CREATED) - f->remade : 0;
 	if (!strcmp(status, "stopped") && made > created)
 		fprintf(out, "  and %s %s made in directories not finished yet: a resume counts them\n",
 			fmt_count(a, made - created), plural(made - created, "file", "files"));
@@ -282,9 +315,9 @@ static void summary_json(struct fill *f, struct sbuf *b, const char *status, dou
 	json_bytes(&j, "dir", f->dir, strlen(f->dir));
 	json_str(&j, "status", status);
 	json_u64(&j, "files_requested", f->lay.files);
-	uint64_t files, created, there;
+	uint64_t files, created, there, made;
 	bool exact;
-	fill_totals(f, &files, &created, &there, &exact);
+	fill_totals(f, &files, &created, &there, &exact, &made);
 	json_u64(&j, "files", files);
 	json_u64(&j, "created", created);
 	json_u64(&j, "already_there", there);
@@ -301,7 +334,9 @@ static void summary_json(struct fill *f, struct sbuf *b, const char *status, dou
 	json_u64(&j, "threads", threads);
 	json_u64(&j, "leaf_parts", f->parts); /* units per leaf: 1, every worker owns whole directories */
 	json_u64(&j, "sessions", pool_sessions(f->pool));
-	json_u64(&j, "errors", pool_errors(f->pool));
+	json_u64(&j, "errors", fill_errors(f));
+	if (f->ranks > 1)
+		json_u64(&j, "ranks", (uint64_t)f->ranks);
 	json_double(&j, "elapsed_s", el);
 	json_double(&j, "files_per_s", el > 0 ? f->created / el : 0);
 	json_double(&j, "bytes_per_s", el > 0 ? f->bytes / el : 0);
@@ -512,16 +547,99 @@ static void fill_identity(struct sbuf *id, const struct fill_opts *o)
 	ser_u64(id, o->until_full);
 }
 
+#ifdef MYRIAD_MPI
+/*
+ * After a run across ranks (collective, every rank once): the job's counts, latencies, timeline and
+ * failures on rank 0, where the summary reads them (fill_totals, fill_errors); the other ranks'
+ * --errors parts appended to rank 0's. A rank but 0 closes its tally first, so that rank 0 may
+ * remove the state directory once it has the sums.
+ */
+static void fill_gather(struct fill *f)
+{
+	uint64_t files, created, there, made;
+	bool exact;
+	fill_totals(f, &files, &created, &there, &exact, &made);
+	if (f->rank > 0 && f->tally) {
+		tally_close(f->tally);
+		f->tally = NULL;
+	}
+	enum { N = 14 };
+	uint64_t v[N] = {files,	     created,	 there,	      made,	      !exact,	      pool_errors(f->pool),
+			 f->job.errlog.count, f->created, f->existing, f->bytes, f->skipped, f->rechecked, f->short_units,
+			 f->remade};
+	spread_sum(v, N);
+	/* Latencies: counts and buckets add up; the largest is the largest. */
+	enum { H = HIST_BUCKETS + 1 };
+	uint64_t *h = xmalloc(sizeof(uint64_t) * OP_N * H), mx[OP_N];
+	for (int i = 0; i < OP_N; i++) {
+		h[i * H] = f->h[i].count;
+		memcpy(h + i * H + 1, f->h[i].b, sizeof(f->h[i].b));
+		mx[i] = f->h[i].max;
+	}
+	spread_sum(h, OP_N * H);
+	spread_max_u64(mx, OP_N);
+	/* The timeline at rank 0's times: each rank's count at that time, added up. */
+	uint32_t n = f->tl.n;
+	spread_bcast(&n, sizeof(n));
+	double *t = xcalloc(n + 1, sizeof(*t));
+	if (f->rank == 0)
+		memcpy(t, f->tl.t, n * sizeof(*t));
+	spread_bcast(t, n * sizeof(*t));
+	uint64_t *tv = xcalloc(n + 1, sizeof(*tv));
+	for (uint32_t i = 0, k = 0; i < n; i++) {
+		while (k < f->tl.n && f->tl.t[k] <= t[i])
+			k++;
+		tv[i] = k ? f->tl.v[k - 1] : 0;
+	}
+	spread_sum(tv, n);
+	job_spread_end(&f->js);
+	if (f->rank == 0) {
+		f->gathered = true;
+		f->g_files = v[0];
+		f->g_created = v[1];
+		f->g_there = v[2];
+		f->g_made = v[3];
+		f->g_exact = v[4] == 0;
+		f->g_errors = v[5];
+		f->job.errlog.count = v[6];
+		f->created = v[7];
+		f->existing = v[8];
+		f->bytes = v[9];
+		f->skipped = v[10];
+		f->rechecked = v[11];
+		f->short_units = v[12];
+		f->remade = v[13];
+		for (int i = 0; i < OP_N; i++) {
+			f->h[i].count = h[i * H];
+			memcpy(f->h[i].b, h + i * H + 1, sizeof(f->h[i].b));
+			f->h[i].max = mx[i];
+		}
+		memcpy(f->tl.v, tv, n * sizeof(*tv));
+		if (n) /* every rank is done at the end, though its last point may come just after rank 0's */
+			f->tl.v[n - 1] = f->created + f->existing;
+	}
+	free(h);
+	free(t);
+	free(tv);
+}
+#endif
+
 /*
  * After the run: a full filesystem with --until-full ends the fill where it is, recording in nm
  * exactly which files exist; another halt stops it with state saved; a fill done writes its manifest
  * (complete unless files were left out). Returns the fill's status for the summary; *res becomes
- * RUN_STOPPED on a halt.
+ * RUN_STOPPED on a halt. Across ranks (where --until-full is refused) it gathers the job's counts
+ * to rank 0 (fill_gather), which alone writes the manifest; a halt on any rank stops the job, whose
+ * snapshot is then its last round's (the units made since are made again on resume, finding their
+ * files there, and the ranks' tallies count them once).
  */
 static const char *fill_conclude(struct fill *f, struct manifest *nm, const struct run_hooks *hooks,
 				   enum run_result *res)
 {
 	int halt = pool_halted(f->pool);
+#ifdef MYRIAD_MPI
+	halt = spread_max(halt);
+#endif
 	const char *status = "complete";
 	if (*res == RUN_DONE && halt && f->until_full && out_of_room(halt)) {
 		/* Full: record exactly which files exist; the fill is complete as far as it could go. */
@@ -540,16 +658,27 @@ static const char *fill_conclude(struct fill *f, struct manifest *nm, const stru
 		halt = 0;
 	} else if (*res == RUN_DONE && halt) {
 		/* Out of room, or the tree cannot be made: keep the state, stop (exit 3). */
+#ifndef MYRIAD_MPI
 		run_checkpoint(hooks, f->job.ckpt, true);
-		char when[64];
-		snprintf(when, sizeof(when), "after %llu files", (unsigned long long)(f->created + f->existing));
-		stop_reason(f, halt, when);
+#else
+		(void)hooks;
+#endif
 		*res = RUN_STOPPED;
 		status = "stopped";
 	}
+	if (*res == RUN_DONE && f->sync == SYNC_END && syncfs(f->dirfd) != 0)
+		warnx_("%s: syncfs: %s", f->dir, strerror(errno));
+#ifdef MYRIAD_MPI
+	fill_gather(f);
+	if (f->rank > 0)
+		return status;
+#endif
+	if (halt) {
+		char when[64];
+		snprintf(when, sizeof(when), "after %llu files", (unsigned long long)(f->created + f->existing));
+		stop_reason(f, halt, when);
+	}
 	if (*res == RUN_DONE) {
-		if (f->sync == SYNC_END && syncfs(f->dirfd) != 0)
-			warnx_("%s: syncfs: %s", f->dir, strerror(errno));
 		/* Complete only when no file was left out: a manifest never claims what is not there. */
 		nm->complete = !f->skipped;
 		if (f->skipped)
@@ -562,38 +691,81 @@ static const char *fill_conclude(struct fill *f, struct manifest *nm, const stru
 	return status;
 }
 
+/* The job's exit code (across ranks, the same on every rank: the largest). */
+static int fill_rc(int rc)
+{
+#ifdef MYRIAD_MPI
+	return spread_max(rc);
+#else
+	return rc;
+#endif
+}
+
 /* Run the fill over its pool (f->pool, made from snap): first the re-check of the units a resumed
  * fill's snapshot counts done, then the fill; then its summary. The exit code. */
 static int fill_execute(struct fill *f, const struct fill_opts *o, struct manifest *nm, const struct sbuf *snap,
 			int threads)
 {
+	int stopped = 0, halt = 0;
+#ifdef MYRIAD_MPI
+	f->js.sp = spread_new_pool(f->pool, leaf_name, f->rank == 0 ? job_snapshot(&f->job) : NULL);
+	spread_progress_source(f->js.sp, fill_count, f);
+	job_spread_outputs(&f->js, &f->job, NULL);
+#endif
 	if (snap) {
 		/* The units the snapshot counts done: still so? */
 		struct recheck r = {.f = f, .units = pool_next_unit(f->pool)};
 		pool_unfinished(f->pool, collect_undone, &r);
-		if (recheck_run(&r, threads, &o->jo) == RUN_STOPPED)
-			return job_end(&f->job, RUN_STOPPED, 0);
-		if (f->recheck_halt) {
-			stop_reason(f, f->recheck_halt, "while making again files lost since the last snapshot");
-			return job_end(&f->job, RUN_STOPPED, 0);
-		}
+		stopped = recheck_run(&r, threads, &o->jo) == RUN_STOPPED;
+		halt = stopped ? 0 : f->recheck_halt;
+	}
+#ifdef MYRIAD_MPI
+	/* Every rank re-checked its own units; the job goes on only if every one could. */
+	stopped = spread_max(stopped);
+	halt = spread_max(halt);
+	f->job.quiet = f->rank > 0;
+	if (stopped || halt)
+		fill_gather(f);
+#endif
+	if (stopped)
+		return fill_rc(job_end(&f->job, RUN_STOPPED, 0));
+	if (halt) {
+		if (f->rank == 0)
+			stop_reason(f, halt, "while making again files lost since the last snapshot");
+		return fill_rc(job_end(&f->job, RUN_STOPPED, 0));
 	}
 	struct run_hooks hooks = pool_run_hooks(f->pool, fill_progress, NULL);
+#ifdef MYRIAD_MPI
+	enum run_result res = job_spread_execute(&f->js, &f->job, &hooks);
+#else
 	enum run_result res = job_execute(&f->job, &hooks);
+#endif
 	double el = pool_elapsed(f->pool);
 	timeline_force(&f->tl, el, f->created + f->existing);
 	const char *status = fill_conclude(f, nm, &hooks, &res);
-	summary(f, job_json_stdout(&o->jo) ? stderr : stdout, el, status);
-	if (o->jo.json) {
-		struct sbuf doc = {0};
-		summary_json(f, &doc, status, el, threads);
-		write_json_file(o->jo.json, &doc);
-		sbuf_free(&doc);
+	if (f->rank == 0) {
+		summary(f, job_json_stdout(&o->jo) ? stderr : stdout, el, status);
+		if (o->jo.json) {
+			struct sbuf doc = {0};
+			summary_json(f, &doc, status, el, threads);
+			write_json_file(o->jo.json, &doc);
+			sbuf_free(&doc);
+		}
 	}
-	int rc = job_end(&f->job, res, pool_errors(f->pool) + (f->skipped != 0)); /* files left out: exit 1 */
+	int rc = job_end(&f->job, res, fill_errors(f) + (f->skipped != 0)); /* files left out: exit 1 */
 	if (res == RUN_DONE)
 		pool_free(f->pool);
-	return rc;
+	return fill_rc(rc);
+}
+
+/* Units per leaf of a fill resumed from this rank's snapshot of units units (fill_resumed_parts,
+ * for the rank's share of the job's units); 0 when none fits. */
+static uint64_t resumed_parts(const struct fill *f, uint64_t units)
+{
+	uint64_t split = fill_split(&f->lay);
+	if (units == fill_rank_units(f->lay.leaves, f->rank, f->ranks))
+		return 1;
+	return units == fill_rank_units(f->lay.leaves * split, f->rank, f->ranks) ? split : 0;
 }
 
 static int fill_run(void *opts)
@@ -604,68 +776,142 @@ static int fill_run(void *opts)
 	f.sync = o->sync;
 	f.until_full = o->until_full;
 	f.dir = o->dir;
+	f.rank = 0;
+	f.ranks = 1;
 	layout_init(&f.lay, o->files, o->fanout, o->smin, o->smax, o->seed);
 	struct manifest m;
-	int mr;
-	int rc = open_dir(&f, o, &m, &mr);
+	memset(&m, 0, sizeof(m));
+	int mr = 0, rc = 0;
+#ifdef MYRIAD_MPI
+	rc = job_spread_begin(&f.js, &o->jo, NULL, NULL, 0);
+	f.rank = f.js.rank;
+	f.ranks = f.js.ranks;
+	if (!rc && f.ranks > 1 && o->until_full) {
+		if (f.rank == 0)
+			warnx_("--until-full runs in one process only (under mpirun: -np 1): a full filesystem would stop "
+			       "each rank at another point of its share");
+		rc = EXIT_USAGE;
+	}
+	/* Rank 0 makes DIR and decides whether it may be filled; then the others open it. */
+	if (!rc && f.rank == 0)
+		rc = open_dir(&f, o, &m, &mr);
+	if (!spread_all(!rc)) {
+		job_spread_ready(&f.js, false); /* refused: the parts' names go */
+		manifest_free(&m);
+		return fill_rc(rc ? rc : EXIT_USAGE);
+	}
+	if (f.rank > 0 && (f.dirfd = open(f.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		warnx_("rank %d: %s: open: %s", f.rank, f.dir, strerror(errno));
+		rc = EXIT_USAGE;
+	}
+#else
+	rc = open_dir(&f, o, &m, &mr);
 	if (rc)
 		return rc;
+#endif
 
 	/* One per CPU; 32 per CPU with --sync file, where every file waits for the disk. */
 	int threads = job_threads(&o->jo, f.sync == SYNC_FILE ? 32 : 1, 0, 0);
 	struct sbuf id = {0};
 	fill_identity(&id, o);
+#ifdef MYRIAD_MPI
+	ser_str(&id, "mpi"); /* a job of ranks is another job than one process's */
+#endif
 	char *trees[] = {(char *)f.dir};
-	rc = job_begin(&f.job, &o->jo, "fill", &id, trees, 1);
+	if (!rc)
+		rc = job_begin(&f.job, &o->jo, "fill", &id, trees, 1);
 	sbuf_free(&id);
-	if (rc)
-		return rc;
-	const struct sbuf *snap = job_snapshot(&f.job);
-	if (snap && mr == 0) {
+	const struct sbuf *snap = rc ? NULL : job_snapshot(&f.job);
+	if (snap && mr == 0 && f.rank == 0) {
 		/* The tree this state was filling is gone (removed by hand): start afresh. */
 		warnx_("%s holds no fill manifest, so its saved state (%s) is stale: starting afresh", f.dir,
 		       ckpt_dir(f.job.ckpt));
 		snap = NULL;
 		f.job.resumed = false;
 		if (errlog_open(&f.job.errlog, o->jo.errors, false, 0, 0) != 0)
-			return EXIT_USAGE;
+			rc = EXIT_USAGE;
 	}
+	bool resumed = snap != NULL;
+	bool again = mr > 0 && m.complete && !snap;
+#ifdef MYRIAD_MPI
+	/* Every rank gets here: rank 0 hands each its part of the job's snapshot, and says whether the
+	 * job resumes (its ranks' tallies then fold their earlier runs') or re-checks a complete fill. */
+	const struct sbuf *job_snap = snap;
+	int shared = spread_share_snapshot(rc == 0, job_snap, job_snapshot_name(&f.job), &f.js.rank_snap);
+	if (shared < 0) {
+		job_spread_ready(&f.js, false);
+		manifest_free(&m);
+		return fill_rc(rc ? rc : EXIT_USAGE);
+	}
+	snap = shared > 0 ? &f.js.rank_snap : NULL;
+	resumed = spread_max(f.rank == 0 && resumed);
+	again = spread_max(f.rank == 0 && again);
+#else
+	if (rc)
+		return rc;
+#endif
 	/* Split small leaves where that helps; a resumed fill as the run that saved its snapshot did
 	 * (the split is not part of the job's identity: --sync and -j may change on resume). */
 	f.parts = fill_parts(&f.lay, f.sync, threads);
 	uint64_t saved_units;
-	if (snap && pool_snapshot_units(snap, &saved_units) && fill_resumed_parts(&f.lay, saved_units))
-		f.parts = fill_resumed_parts(&f.lay, saved_units);
-	if (mr > 0 && m.complete && !snap) {
+	if (snap && pool_snapshot_units(snap, &saved_units) && resumed_parts(&f, saved_units))
+		f.parts = resumed_parts(&f, saved_units);
+#ifdef MYRIAD_MPI
+	f.parts = (uint64_t)spread_max(f.rank == 0 ? (int)f.parts : 0); /* rank 0's: -j may differ by node */
+#endif
+	if (again) {
+		/* A complete fill, re-checked where it lies: on rank 0 alone (a look at each leaf). */
+		int ranks = f.ranks;
+		f.ranks = 1;
+#ifdef MYRIAD_MPI
+		if (!job_spread_ready(&f.js, true) || f.rank > 0) {
+			manifest_free(&m);
+			return fill_rc(0);
+		}
+#endif
 		rc = fill_again(&f, &m, &o->jo, threads);
+		f.ranks = ranks;
 		manifest_free(&m);
-		return rc;
+		return fill_rc(rc);
 	}
 	manifest_free(&m);
 	struct manifest nm = {.files = o->files, .fanout = o->fanout, .size_min = o->smin, .size_max = o->smax,
 			      .seed = o->seed, .layout_version = LAYOUT_VERSION, .claimed = f.lay.leaves};
-	if (mr == 0 && manifest_write(f.dirfd, f.dir, &nm) != 0)
-		return EXIT_USAGE;
+	if (f.rank == 0 && mr == 0 && manifest_write(f.dirfd, f.dir, &nm) != 0)
+		rc = EXIT_USAGE;
 
 	/* Before any file is made: it settles what the earlier runs made. Slots for the re-check's
-	 * workers and the fill's. */
-	f.tally = tally_open(f.job.ckpt ? ckpt_dir(f.job.ckpt) : NULL,
-			     threads + (threads > RECHECK_MIN_THREADS ? threads : RECHECK_MIN_THREADS), snap != NULL,
-			     fill_settle, &f, &f.tally_exact);
+	 * workers and the fill's. Each rank counts in a tally of its own in the job's state directory. */
+	char tdir[PATH_MAX] = "";
+	if (f.job.ckpt)
+		snprintf(tdir, sizeof(tdir), "%s", ckpt_dir(f.job.ckpt));
+#ifdef MYRIAD_MPI
+	spread_bcast(tdir, sizeof(tdir));
+#endif
+	f.tally = tally_open(*tdir ? tdir : NULL, (unsigned)f.rank,
+			     threads + (threads > RECHECK_MIN_THREADS ? threads : RECHECK_MIN_THREADS), resumed, fill_settle,
+			     &f, &f.tally_exact);
 	throttle_init(&f.throttle, o->jo.rate);
 	f.throttled = o->jo.rate > 0;
 	timeline_init(&f.tl, 0.5);
 	struct pool_config cfg = {
-	    .units = f.lay.leaves * f.parts,
+	    .units = fill_rank_units(f.lay.leaves * f.parts, f.rank, f.ranks),
 	    .threads = threads,
 	    .visitor = {.ctx = &f, .local_size = sizeof(struct local), .run = fill_unit, .commit = fill_commit,
 			.local_free = fill_local_free, .save = fill_save, .load = fill_load},
 	    .errlog = &f.job.errlog,
 	    .snapshot_name = job_snapshot_name(&f.job),
 	};
-	f.pool = pool_new(&cfg, snap);
+	f.pool = rc ? NULL : pool_new(&cfg, snap);
+#ifdef MYRIAD_MPI
+	if (!job_spread_ready(&f.js, f.pool != NULL)) {
+		manifest_free(&nm);
+		return fill_rc(rc ? rc : EXIT_USAGE);
+	}
+#else
 	if (!f.pool)
 		return EXIT_USAGE;
+#endif
 	rc = fill_execute(&f, o, &nm, snap, threads);
 	manifest_free(&nm);
 	return rc;

@@ -28,6 +28,9 @@
 #include "state/manifest.h"
 #include "state/tally.h"
 #include "util/util.h"
+#ifdef MYRIAD_MPI
+#include "cmd/jobspread.h"
+#endif
 
 enum { OP_CREATE, OP_WRITE, OP_FSYNC, OP_CLOSE, OP_N = FILL_OPS };
 static const char *const op_names[] = {"create", "write", "fsync", "close"};
@@ -64,7 +67,28 @@ struct fill {
 	bool tally_exact;    /* false: an earlier run's tally was lost; counts are the snapshot's */
 	uint64_t parts;	     /* units per leaf: 1, or more for a small fill */
 	uint64_t last_partial; /* the last leaf record_partial saw, plus one (0: none yet) */
+	int rank, ranks;       /* this rank of the job (0 of 1 in one process): see fill_unit_of */
+	/* After a run across ranks, on rank 0 (fill_gather): the job's totals, as fill_totals gives
+	 * them, and its errors. */
+	bool gathered, g_exact;
+	uint64_t g_files, g_created, g_there, g_made, g_errors;
+#ifdef MYRIAD_MPI
+	struct job_spread js;
+#endif
 };
+
+/* The unit of the whole fill that this rank's pool calls u: a job across ranks gives rank r the
+ * units r, r + ranks, r + 2 ranks... (in one process, u itself). */
+static inline uint64_t fill_unit_of(const struct fill *f, uint64_t u)
+{
+	return u * (uint64_t)f->ranks + (uint64_t)f->rank;
+}
+
+/* How many of all units (numbered 0..all-1) are rank's, of ranks. */
+static inline uint64_t fill_rank_units(uint64_t all, int rank, int ranks)
+{
+	return all > (uint64_t)rank ? (all - (uint64_t)rank + (uint64_t)ranks - 1) / (uint64_t)ranks : 0;
+}
 
 /* A fill of fewer leaves than this may split them into parts of at least FILL_MIN_PART files
  * (fill_parts says when). The split is decided when the fill starts; a resumed fill, whatever its
@@ -106,7 +130,7 @@ void fill_settle(void *ctx, unsigned counter, const char *rec, size_t len, uint6
 /* Remove name in dfd only while it is still the file fill made (made: its stat, or NULL for any
  * regular file of one link). */
 void fill_remove_made(int dfd, const char *name, const struct stat *made);
-/* The files of unit (its first *s0 and end *s1 in its leaf); the leaf's number. */
+/* The files of this rank's unit (its first *s0 and end *s1 in its leaf); the leaf's number. */
 uint64_t unit_files(const struct fill *f, uint64_t unit, uint64_t *s0, uint64_t *s1);
 
 /* ---- fill_recheck.c ---- */

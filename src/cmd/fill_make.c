@@ -236,10 +236,11 @@ static void report(const struct fill *f, struct errbatch *errs, const char *dir,
 	sbuf_free(&p);
 }
 
-/* Unit u's leaf, and its files [*s0, *s1) counted from the leaf's first. With f->claims (a complete
+/* This rank's unit u's leaf, and its files [*s0, *s1) counted from the leaf's first. With f->claims (a complete
  * manifest being re-checked) only the files that manifest says exist. */
 uint64_t unit_files(const struct fill *f, uint64_t unit, uint64_t *s0, uint64_t *s1)
 {
+	unit = fill_unit_of(f, unit);
 	uint64_t leaf = unit / f->parts, part = unit % f->parts;
 	uint64_t n = layout_leaf_files(&f->lay, leaf);
 	if (f->claims)
@@ -279,7 +280,7 @@ int fill_unit(void *ctx, void *lp, uint64_t unit, struct errbatch *errs)
 			return e;
 		/* A symlink or a file where a directory of the tree should be: never followed. */
 		bool in_way = !strcmp(op, "open") && (e == ENOTDIR || e == ELOOP);
-		if (!in_way || first_below(f, unit, path))
+		if (!in_way || first_below(f, fill_unit_of(f, unit), path))
 			report(f, errs, path, NULL, op, e);
 		if (!in_way)
 			return e; /* a fill cannot go on without its directories */

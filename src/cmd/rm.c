@@ -441,7 +441,7 @@ static int rm_run(void *opts)
 	}
 	int threads = threads_for(&o->jo, roots, nroots);
 	if (!c.dry_run) /* before anything is removed: it settles what the earlier runs did */
-		c.tally = tally_open(c.job.ckpt ? ckpt_dir(c.job.ckpt) : NULL, threads, snap != NULL, rm_settle, NULL,
+		c.tally = tally_open(c.job.ckpt ? ckpt_dir(c.job.ckpt) : NULL, 0, threads, snap != NULL, rm_settle, NULL,
 				     &c.tally_exact);
 	timeline_init(&c.tl, 0.5);
 	struct throttle throttle;

@@ -794,6 +794,16 @@ int spread_max(int v)
 	return v;
 }
 
+void spread_max_u64(uint64_t *v, size_t n)
+{
+	if (my_rank == 0)
+		MPI_Reduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+	else
+		MPI_Reduce(v, NULL, (int)n, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+}
+
+void spread_bcast(void *buf, size_t n) { MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD); }
+
 int spread_part_create(const char *final, char *path, size_t size)
 {
 	const char *dir = getenv("TMPDIR");

@@ -99,6 +99,8 @@ bool spread_all(bool ok);                      /* ok on every rank? (on every ra
 void spread_sum(uint64_t *v, size_t n);        /* the sums, on rank 0 */
 void spread_gather(uint64_t v, uint64_t *all); /* every rank's v, on rank 0 (all: spread_size()) */
 int spread_max(int v);                         /* the largest v, on every rank */
+void spread_max_u64(uint64_t *v, size_t n);    /* the largest of each, on rank 0 */
+void spread_bcast(void *buf, size_t n);        /* rank 0's n bytes at buf, on every rank */
 
 /*
  * An output file's part: every rank but 0 writes its part of an output into a temporary file of

@@ -11,6 +11,7 @@
  *   snapshot      the last complete snapshot (written as snapshot.tmp, fsynced, renamed)
  *   progress      the progress line at that snapshot, for the resume notice and `myriad jobs`
  *   links         du's journal of hard-linked inodes met (ckpt_open_file)
+ *   tally-R       the tally of rank R > 0 of a job across the ranks of an MPI job (state/tally.h)
  * The marker's modification time is when the job started (--fresh dates it anew).
  * Those names (and their .tmp) are the only entries myriad creates, opens for writing or removes
  * there, never through a symbolic link.
@@ -354,13 +355,38 @@ int ckpt_inspect(const char *dir, struct ckpt_info *in, char *why, size_t whylen
 	return 1;
 }
 
-/* Unlink names in dirfd (ENOENT is fine). 0, or -1 with the first other errno. */
+/* Is name a rank's tally, "tally-R" or "tally-R.tmp" (R: digits)? */
+static bool rank_tally_name(const char *name)
+{
+	if (strncmp(name, "tally-", 6) != 0)
+		return false;
+	const char *p = name + 6, *d = p;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return p > d && (!*p || !strcmp(p, ".tmp"));
+}
+
+/* Unlink names in dirfd (ENOENT is fine), and with them the ranks' tallies (regular files only).
+ * 0, or -1 with the first other errno. */
 static int unlink_names(int dirfd, const char *const *names, size_t n)
 {
 	int err = 0;
 	for (size_t i = 0; i < n; i++)
 		if (unlinkat(dirfd, names[i], 0) != 0 && errno != ENOENT && !err)
 			err = errno;
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d && fd >= 0)
+		close(fd);
+	for (struct dirent *e; d && (e = readdir(d));)
+		if ((e->d_type == DT_REG || e->d_type == DT_UNKNOWN) && rank_tally_name(e->d_name)) {
+			struct stat st;
+			if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+			    unlinkat(dirfd, e->d_name, 0) != 0 && errno != ENOENT && !err)
+				err = errno;
+		}
+	if (d)
+		closedir(d);
 	errno = err;
 	return err ? -1 : 0;
 }

@@ -95,9 +95,15 @@ static void lay_out(struct tally *t, const uint64_t *base)
 	t->next = 1; /* slot 0 is the earlier runs' */
 }
 
-struct tally *tally_open(const char *dir, unsigned nslots, bool resume, tally_settle_fn *settle, void *ctx,
-			 bool *exact)
+struct tally *tally_open(const char *dir, unsigned part, unsigned nslots, bool resume, tally_settle_fn *settle,
+			 void *ctx, bool *exact)
 {
+	char name[32], tmp[40];
+	if (part)
+		snprintf(name, sizeof(name), "tally-%u", part);
+	else
+		snprintf(name, sizeof(name), "tally");
+	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
 	struct tally *t = xcalloc(1, sizeof(*t));
 	t->nslots = (nslots > NSLOTS_MAX - 1 ? NSLOTS_MAX - 1 : nslots) + 1; /* and slot 0, the earlier runs' */
 	t->len = (size_t)SLOT_SIZE * (t->nslots + 1);
@@ -105,11 +111,11 @@ struct tally *tally_open(const char *dir, unsigned nslots, bool resume, tally_se
 	*exact = true;
 	int dirfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	if (resume)
-		*exact = dirfd >= 0 && fold_old(dirfd, "tally", base, settle, ctx);
+		*exact = dirfd >= 0 && fold_old(dirfd, name, base, settle, ctx);
 	int fd = -1;
 	if (dirfd >= 0) {
-		unlinkat(dirfd, "tally.tmp", 0);
-		fd = openat(dirfd, "tally.tmp", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		unlinkat(dirfd, tmp, 0);
+		fd = openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0 && ftruncate(fd, t->len) != 0) {
 			close(fd);
 			fd = -1;
@@ -128,7 +134,7 @@ struct tally *tally_open(const char *dir, unsigned nslots, bool resume, tally_se
 		t->map = xcalloc(1, t->len);
 	}
 	lay_out(t, base);
-	if (t->mapped && renameat(dirfd, "tally.tmp", dirfd, "tally") != 0) {
+	if (t->mapped && renameat(dirfd, tmp, dirfd, name) != 0) {
 		munmap(t->map, t->len);
 		t->mapped = false;
 		t->map = xcalloc(1, t->len);

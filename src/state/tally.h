@@ -22,7 +22,9 @@ struct tally_slot;
 
 /*
  * Open the tally of a job in state directory dir (NULL: in memory only, for --no-state), with
- * room for nslots workers. With resume, the totals start from those of the file left by the
+ * room for nslots workers: the file "tally", or with part > 0 "tally-PART" (rank PART's, in a job
+ * across the ranks of an MPI job: each rank counts in a file of its own, as a file mapped shared
+ * is not kept coherent between machines). With resume, the totals start from those of the file left by the
  * job's earlier runs; for each action announced there and not counted, settle(ctx, counter,
  * record, length, since, totals) adds to totals what of it was done (since: when the run that
  * announced it started, CLOCK_REALTIME_COARSE ns, to tell what it made from what was there).
@@ -31,8 +33,8 @@ struct tally_slot;
  */
 typedef void tally_settle_fn(void *ctx, unsigned counter, const char *rec, size_t len, uint64_t since,
 			     uint64_t *totals);
-struct tally *tally_open(const char *dir, unsigned nslots, bool resume, tally_settle_fn *settle, void *ctx,
-			 bool *exact);
+struct tally *tally_open(const char *dir, unsigned part, unsigned nslots, bool resume, tally_settle_fn *settle,
+			 void *ctx, bool *exact);
 
 /* A slot for one worker (call once per worker; NULL when all nslots are taken: its counts are then
  * lost, which a caller sizing nslots to its threads never sees). */

@@ -7,7 +7,10 @@
 # a resume with another -np is refused (exit 2) keeping the state; --state DIR and --fresh work;
 # no part file is left behind. verify across ranks: on a damaged fill, the same counts, --errors
 # lines and exit status as one process; kill -9 of a rank, then the same command, on a slow
-# (faultfs) mount: each finding once, counts exact. Other commands across ranks are refused (exit 2).
+# (faultfs) mount: each finding once, counts exact. fill across ranks: the tree, manifest, counts,
+# latencies and timeline equal one process's; a complete fill re-checked; --until-full refused;
+# kill -9 of a rank then the same command: every file, each counted once; -np mismatch refused;
+# --fresh; no rank's tally left. Other commands across ranks are refused (exit 2).
 . "$(dirname "$0")/../lib.sh"
 if ! command -v mpirun >/dev/null || ! command -v mpicc >/dev/null; then
 	skip "mpirun or mpicc not installed (apt-get install openmpi-bin libopenmpi-dev)"
@@ -47,6 +50,16 @@ kill_rank_after_checkpoint() {
 	wait $pid 2>/dev/null
 	[ -n "$(ls "$S/state/myriad")" ] || return 2 # completed: its state is gone
 	[ -n "$victim" ]
+}
+# kill_three_times CMD ARGS...: three jobs of 2 ranks, each killed (kill_rank_after_checkpoint);
+# kills: how many since the last one that completed (which removed the state).
+kill_three_times() {
+	kills=0
+	for _ in 1 2 3; do
+		kill_rank_after_checkpoint 2 "$@"
+		case $? in 0) kills=$((kills + 1)) ;; 2) kills=0 ;; esac
+	done
+	[ $kills -gt 0 ] && ok "$1 np 2: $kills jobs killed mid-run" || fail "$1 np 2: no job was killed"
 }
 
 T=$S/tree
@@ -260,12 +273,7 @@ if is_root && [ -e /dev/fuse ]; then
 		"$MYRIAD" verify --no-state -j 1 --json "$S/vf1.json" --errors "$S/vfe1.jsonl" "$VM/f" >/dev/null 2>&1
 		rm -f "$S/vk.jsonl"
 		args=(-j 1 --checkpoint-interval 0.05 --json "$S/vk.json" --errors "$S/vk.jsonl" "$VM/f")
-		kills=0
-		for i in 1 2 3; do
-			kill_rank_after_checkpoint 2 verify "${args[@]}"
-			case $? in 0) kills=$((kills + 1)) ;; 2) kills=0 ;; esac
-		done
-		[ $kills -gt 0 ] && ok "verify np 2: $kills jobs killed mid-run" || fail "verify np 2: no job was killed"
+		kill_three_times verify "${args[@]}"
 		run_mpi 2 verify "${args[@]}" >/dev/null 2>&1
 		expect_eq "verify np 2: kill -9 x$kills: the resumed job exits as one process" $want_vrc $?
 		expect_eq "verify np 2: kill -9: counts equal an uninterrupted run's" "$(vkeys "$S/vf1.json")" \
@@ -292,7 +300,78 @@ else
 fi
 expect_eq "verify: no output part left behind" 0 "$(parts_left)"
 
+# fill across ranks: the layout's units are split between the ranks (unit u to rank u mod P).
+fkeys() { for k in files created already_there not_made bytes errors; do json_num "$1" $k; done | tr '\n' ' '; }
+# last_point JSON: the files count of the timeline's last point.
+last_point() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["timeline"][-1][1])' "$1"; }
+mkdir -p "$S/fb"
+"$MYRIAD" fill --no-state -n 4000 --fanout 30 --size 0-3k --json "$S/f1.json" "$S/fb/one" >/dev/null 2>&1
+for P in 2 4; do
+	run_mpi $P fill --json "$S/f$P.json" --errors "$S/fe$P" -n 4000 --fanout 30 --size 0-3k "$S/fb/np$P" \
+		>"$S/fsum$P" 2>&1
+	expect_eq "fill np $P: exit 0" 0 $?
+	expect_eq "fill np $P: counts equal one process's" "$(fkeys "$S/f1.json")" "$(fkeys "$S/f$P.json")"
+	expect_eq "fill np $P: the tree and its manifest equal one process's" "" \
+		"$(diff -r "$S/fb/one" "$S/fb/np$P" 2>&1 | head -n 3)"
+	expect_eq "fill np $P: one summary (rank 0's)" 1 "$(grep -c '^fill complete' "$S/fsum$P")"
+	expect_eq "fill np $P: the JSON names $P ranks" $P "$(json_num "$S/f$P.json" ranks)"
+	expect_eq "fill np $P: the latencies count every rank's files" 4000 \
+		"$(grep -o '"create":{"count":[0-9]*' "$S/f$P.json" | grep -o '[0-9]*$')"
+	expect_eq "fill np $P: the timeline ends at every file of the job" 4000 "$(last_point "$S/f$P.json")"
+done
+run_mpi 2 fill -n 4000 --fanout 30 --size 0-3k "$S/fb/np2" >"$S/fagain" 2>&1
+expect_eq "fill np 2 on its complete fill: exit 0" 0 $?
+grep -q 'already holds this fill, complete' "$S/fagain" && ok "fill np 2 on its complete fill: nothing to do" ||
+	fail "fill np 2 again: $(cat "$S/fagain")"
+rm -r "$(find "$S/fb/np2" -mindepth 2 -type d -links 2 | sed -n 5p)"
+run_mpi 2 fill -n 4000 --fanout 30 --size 0-3k "$S/fb/np2" >"$S/fagain" 2>&1
+expect_eq "fill np 2, a leaf removed: exit 0" 0 $?
+expect_eq "fill np 2, a leaf removed: made again, the tree equals one process's" "" \
+	"$(diff -r "$S/fb/one" "$S/fb/np2" 2>&1 | head -n 3)"
+run_mpi 2 fill --until-full -n 100 "$S/fb/full" >/dev/null 2>"$S/ffull"
+expect_eq "fill np 2 --until-full: refused (exit 2)" 2 $?
+[ ! -e "$S/fb/full" ] && ok "fill np 2 --until-full: refused before any work" || fail "fill --until-full wrote $S/fb/full"
+grep -q 'until-full' "$S/ffull" && ok "fill np 2 --until-full: says why" || fail "fill --until-full: $(cat "$S/ffull")"
+run_mpi 2 fill -n 100 "$S/fb/np4" >/dev/null 2>"$S/fother"
+expect_eq "fill np 2 on a fill with other parameters: exit 2" 2 $?
+expect_eq "fill np 2 on another fill: says why, once (rank 0)" 1 "$(grep -c 'other parameters' "$S/fother")"
+if is_root && [ -e /dev/fuse ]; then
+	mkdir -p "$S/fslow"
+	if mount_faultfs "$S/fslow" "$S/fm" --rule 'all:*:delay=1'; then
+		fargs=(-j 1 --checkpoint-interval 0.05 --json "$S/fk.json" -n 1500 --fanout 20 --size 0-1k "$S/fm/t")
+		kill_three_times fill "${fargs[@]}"
+		run_mpi 2 fill "${fargs[@]}" >/dev/null 2>"$S/fk.err"
+		expect_eq "fill np 2: kill -9 x$kills: the resumed job exits 0" 0 $?
+		expect_eq "fill np 2: kill -9: every file made, each counted once as created (exact)" "1500 1500 0 true" \
+			"$(json_num "$S/fk.json" files) $(json_num "$S/fk.json" created) $(json_num "$S/fk.json" already_there) $(grep -o '"counts_exact":[a-z]*' "$S/fk.json" | cut -d: -f2)"
+		expect_eq "fill np 2: kill -9: every killed job was resumed (sessions = kills + 1)" $((kills + 1)) \
+			"$(json_num "$S/fk.json" sessions)"
+		"$MYRIAD" verify --no-state "$S/fslow/t" >/dev/null 2>&1
+		expect_eq "fill np 2: kill -9: the tree verifies as one process's" 0 $?
+		expect_eq "fill np 2: no state and no rank's tally left" "" "$(ls -A "$S/state/myriad" 2>/dev/null)"
+		run_mpi 2 fill -j 1 --checkpoint-interval 0.05 -n 1500 --fanout 20 "$S/fm/u" >/dev/null 2>&1 &
+		fp=$!
+		sleep 1.5
+		kill -9 "$(pgrep -f "^$MPI fill" | tail -1)" 2>/dev/null
+		wait $fp
+		ls "$S"/state/myriad/*/tally-1 >/dev/null 2>&1 && ok "fill np 2: rank 1 counts in a tally of its own" ||
+			fail "fill np 2: no tally-1 in $(ls "$S"/state/myriad/*)"
+		run_mpi 4 fill -j 1 -n 1500 --fanout 20 "$S/fm/u" >/dev/null 2>"$S/fnp"
+		expect_eq "fill: a resume with another -np is refused (exit 2)" 2 $?
+		grep -q 'mpirun -np 2' "$S/fnp" && ok "fill: the refusal names -np 2" || fail "fill -np: $(cat "$S/fnp")"
+		run_mpi 2 fill -j 1 --fresh -n 1500 --fanout 20 "$S/fm/u" >/dev/null 2>&1
+		expect_eq "fill: --fresh across 2 ranks completes" 0 $?
+		expect_eq "fill: --fresh: no rank's tally left" "" "$(ls -A "$S/state/myriad" 2>/dev/null)"
+	else
+		fail "faultfs (fill) did not mount"
+	fi
+else
+	skip "fill kill -9 across ranks: faultfs needs root and /dev/fuse"
+fi
+expect_eq "fill: no output part left behind" 0 "$(parts_left)"
+
 # Other commands across ranks: refused before any work.
-run_mpi 2 fill --no-state -n 10 "$S/fill" >/dev/null 2>"$S/ferr"
-expect_eq "fill across 2 ranks: exit 2" 2 $?
-[ ! -e "$S/fill" ] && ok "fill across 2 ranks: refused before any work" || fail "fill across ranks wrote $S/fill"
+mkdir -p "$S/csrc"
+run_mpi 2 copy --no-state "$S/csrc" "$S/cdst" >/dev/null 2>"$S/cerr"
+expect_eq "copy across 2 ranks: exit 2" 2 $?
+[ ! -e "$S/cdst" ] && ok "copy across 2 ranks: refused before any work" || fail "copy across ranks wrote $S/cdst"

@@ -27,7 +27,7 @@ static void settle(void *ctx, unsigned counter, const char *rec, size_t len, uin
 static void counts_survive_a_run_and_fold_on_resume(void **state)
 {
 	bool exact;
-	struct tally *t = tally_open(dir, 3, false, settle, NULL, &exact);
+	struct tally *t = tally_open(dir, 0, 3, false, settle, NULL, &exact);
 	assert_true(exact);
 	struct tally_slot *a = tally_claim(t), *b = tally_claim(t), *c = tally_claim(t);
 	assert_non_null(a);
@@ -44,7 +44,7 @@ static void counts_survive_a_run_and_fold_on_resume(void **state)
 	tally_close(t); /* as a killed process leaves it */
 
 	settled = 0;
-	t = tally_open(dir, 1, true, settle, NULL, &exact);
+	t = tally_open(dir, 0, 1, true, settle, NULL, &exact);
 	assert_true(exact);
 	assert_int_equal(settled, 2);
 	assert_int_equal(tally_total(t, 0), 13);
@@ -58,7 +58,7 @@ static void counts_survive_a_run_and_fold_on_resume(void **state)
 	tally_add(d, 2, 1);
 	tally_close(t);
 	settled = 0;
-	t = tally_open(dir, 2, true, settle, NULL, &exact);
+	t = tally_open(dir, 0, 2, true, settle, NULL, &exact);
 	assert_int_equal(tally_total(t, 2), 1);
 	assert_int_equal(tally_total(t, 0), 14);
 	tally_close(t);
@@ -72,20 +72,46 @@ static void a_lost_or_damaged_file_is_not_exact(void **state)
 	FILE *f = fopen(path, "w");
 	fputs("not a tally", f);
 	fclose(f);
-	struct tally *t = tally_open(dir, 2, true, settle, NULL, &exact);
+	struct tally *t = tally_open(dir, 0, 2, true, settle, NULL, &exact);
 	assert_false(exact);
 	assert_int_equal(tally_total(t, 0), 0);
 	tally_close(t);
 	unlink(path);
-	t = tally_open(dir, 2, true, settle, NULL, &exact);
+	t = tally_open(dir, 0, 2, true, settle, NULL, &exact);
 	assert_false(exact);
 	tally_close(t);
 	/* In memory only (--no-state): counts, nothing to resume. */
-	t = tally_open(NULL, 2, false, NULL, NULL, &exact);
+	t = tally_open(NULL, 0, 2, false, NULL, NULL, &exact);
 	assert_true(exact);
 	tally_add(tally_claim(t), 4, 9);
 	assert_int_equal(tally_total(t, 4), 9);
 	tally_close(t);
+}
+
+/* A rank's tally (part > 0) is a file of its own: parts neither share nor fold each other's counts. */
+static void parts_count_apart(void **state)
+{
+	bool exact;
+	struct tally *a = tally_open(dir, 0, 1, false, settle, NULL, &exact);
+	struct tally *b = tally_open(dir, 3, 1, false, settle, NULL, &exact);
+	tally_add(tally_claim(a), 0, 5);
+	tally_add(tally_claim(b), 0, 7);
+	tally_close(a);
+	tally_close(b);
+	char path[64];
+	snprintf(path, sizeof(path), "%s/tally-3", dir);
+	assert_int_equal(access(path, F_OK), 0);
+	b = tally_open(dir, 3, 1, true, settle, NULL, &exact);
+	assert_true(exact);
+	assert_int_equal(tally_total(b, 0), 7);
+	tally_close(b);
+	a = tally_open(dir, 0, 1, true, settle, NULL, &exact);
+	assert_true(exact);
+	assert_int_equal(tally_total(a, 0), 5);
+	tally_close(a);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/tally", dir);
+	unlink(path);
 }
 
 int main(void)
@@ -95,6 +121,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(counts_survive_a_run_and_fold_on_resume),
 	    cmocka_unit_test(a_lost_or_damaged_file_is_not_exact),
+	    cmocka_unit_test(parts_count_apart),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[128];
