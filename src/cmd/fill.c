@@ -568,30 +568,8 @@ static void fill_gather(struct fill *f)
 			 f->job.errlog.count, f->created, f->existing, f->bytes, f->skipped, f->rechecked, f->short_units,
 			 f->remade};
 	spread_sum(v, N);
-	/* Latencies: counts and buckets add up; the largest is the largest. */
-	enum { H = HIST_BUCKETS + 1 };
-	uint64_t *h = xmalloc(sizeof(uint64_t) * OP_N * H), mx[OP_N];
-	for (int i = 0; i < OP_N; i++) {
-		h[i * H] = f->h[i].count;
-		memcpy(h + i * H + 1, f->h[i].b, sizeof(f->h[i].b));
-		mx[i] = f->h[i].max;
-	}
-	spread_sum(h, OP_N * H);
-	spread_max_u64(mx, OP_N);
-	/* The timeline at rank 0's times: each rank's count at that time, added up. */
-	uint32_t n = f->tl.n;
-	spread_bcast(&n, sizeof(n));
-	double *t = xcalloc(n + 1, sizeof(*t));
-	if (f->rank == 0)
-		memcpy(t, f->tl.t, n * sizeof(*t));
-	spread_bcast(t, n * sizeof(*t));
-	uint64_t *tv = xcalloc(n + 1, sizeof(*tv));
-	for (uint32_t i = 0, k = 0; i < n; i++) {
-		while (k < f->tl.n && f->tl.t[k] <= t[i])
-			k++;
-		tv[i] = k ? f->tl.v[k - 1] : 0;
-	}
-	spread_sum(tv, n);
+	job_spread_hists(f->h, OP_N);
+	job_spread_timeline(&f->tl, v[7] + v[8]);
 	job_spread_end(&f->js);
 	if (f->rank == 0) {
 		f->gathered = true;
@@ -609,18 +587,7 @@ static void fill_gather(struct fill *f)
 		f->rechecked = v[11];
 		f->short_units = v[12];
 		f->remade = v[13];
-		for (int i = 0; i < OP_N; i++) {
-			f->h[i].count = h[i * H];
-			memcpy(f->h[i].b, h + i * H + 1, sizeof(f->h[i].b));
-			f->h[i].max = mx[i];
-		}
-		memcpy(f->tl.v, tv, n * sizeof(*tv));
-		if (n) /* every rank is done at the end, though its last point may come just after rank 0's */
-			f->tl.v[n - 1] = f->created + f->existing;
 	}
-	free(h);
-	free(t);
-	free(tv);
 }
 #endif
 

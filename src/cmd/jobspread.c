@@ -1,6 +1,7 @@
 /* jobspread: a command's run across the ranks of an MPI job (see jobspread.h). */
 #include "cmd/jobspread.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -92,4 +93,49 @@ void job_spread_end(struct job_spread *js)
 	spread_free(js->sp);
 	js->sp = NULL;
 	sbuf_free(&js->rank_snap);
+}
+
+void job_spread_hists(struct hist *h, int n)
+{
+	enum { H = HIST_BUCKETS + 1 };
+	uint64_t *v = xmalloc(sizeof(uint64_t) * (size_t)n * H), *mx = xmalloc(sizeof(uint64_t) * (size_t)n);
+	for (int i = 0; i < n; i++) {
+		v[i * H] = h[i].count;
+		memcpy(v + i * H + 1, h[i].b, sizeof(h[i].b));
+		mx[i] = h[i].max;
+	}
+	spread_sum(v, (size_t)n * H);
+	spread_max_u64(mx, (size_t)n);
+	if (spread_rank() == 0)
+		for (int i = 0; i < n; i++) {
+			h[i].count = v[i * H];
+			memcpy(h[i].b, v + i * H + 1, sizeof(h[i].b));
+			h[i].max = mx[i];
+		}
+	free(v);
+	free(mx);
+}
+
+void job_spread_timeline(struct timeline *tl, uint64_t total)
+{
+	uint32_t n = tl->n;
+	spread_bcast(&n, sizeof(n));
+	double *t = xcalloc(n + 1, sizeof(*t));
+	if (spread_rank() == 0)
+		memcpy(t, tl->t, n * sizeof(*t));
+	spread_bcast(t, n * sizeof(*t));
+	uint64_t *v = xcalloc(n + 1, sizeof(*v));
+	for (uint32_t i = 0, k = 0; i < n; i++) {
+		while (k < tl->n && tl->t[k] <= t[i])
+			k++;
+		v[i] = k ? tl->v[k - 1] : 0;
+	}
+	spread_sum(v, n);
+	if (spread_rank() == 0) {
+		memcpy(tl->v, v, n * sizeof(*v));
+		if (n)
+			tl->v[n - 1] = total;
+	}
+	free(t);
+	free(v);
 }

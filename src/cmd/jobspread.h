@@ -13,6 +13,7 @@
 
 #include "cmd/job.h"
 #include "engine/spread.h"
+#include "report/hist.h"
 #include "report/outfile.h"
 
 #define JOB_SPREAD_OUTS 3 /* outputs a command may have besides --errors */
@@ -57,5 +58,14 @@ enum run_result job_spread_execute(struct job_spread *js, struct job *j, const s
 
 /* After the run, every rank (collective): rank 0 appends the others' parts to the outputs; frees. */
 void job_spread_end(struct job_spread *js);
+
+/* Collective: the job's latencies on rank 0, in h[0..n-1] (every rank's counts added, the largest
+ * the largest). */
+void job_spread_hists(struct hist *h, int n);
+
+/* Collective: the job's timeline on rank 0: at each of rank 0's sample times, every rank's count
+ * then, added up; its last point is total (rank 0's argument: the job's, once every rank is done,
+ * though another rank's last point may come just after rank 0's). */
+void job_spread_timeline(struct timeline *tl, uint64_t total);
 
 #endif

@@ -28,6 +28,10 @@
 #include "report/progress.h"
 #include "state/tally.h"
 #include "util/util.h"
+#ifdef MYRIAD_MPI
+#include "cmd/jobspread.h"
+#include "state/ser.h"
+#endif
 
 static const char rm_help[] =
     "Usage: myriad rm [OPTIONS] DIR...\n"
@@ -70,6 +74,18 @@ struct rm {
 	struct job job;
 	struct tally *tally; /* what every run of the job removed (dry run: none) */
 	bool tally_exact;    /* false: an earlier run's tally was lost; counts are the snapshot's */
+	int rank, ranks;     /* this rank of the job (0 of 1 in one process) */
+	/* Across ranks, on rank 0 (see rm_spread): what the other ranks' tallies say they removed, and
+	 * the time and sessions of the unlink pass before the walk that removes the directories. */
+	uint64_t base_files, base_dirs;
+	bool base_exact;
+	double base_s;
+	uint64_t base_sessions;
+#ifdef MYRIAD_MPI
+	struct job_spread js;
+	struct errlog quiet;	/* the unlink pass's failures: counted apart, never shown */
+	struct run_hooks inner; /* the directories pass's walk hooks, under rm_wrap_hooks */
+#endif
 };
 
 static struct tally_slot *rm_slot(struct rm *c, struct local *l)
@@ -150,7 +166,7 @@ static void rm_commit(void *ctx, void *lp)
 	l->files = l->dirs = 0;
 	memset(&l->unlink_lat, 0, sizeof(l->unlink_lat)); /* the slot stays the worker's */
 	if (c->walk)
-		timeline_add(&c->tl, walk_elapsed(c->walk), c->files + c->dirs);
+		timeline_add(&c->tl, c->base_s + walk_elapsed(c->walk), c->files + c->dirs);
 }
 
 void rm_state_save(struct sbuf *b, const struct rm_state *s)
@@ -205,12 +221,16 @@ static void rm_settle(void *ctx, unsigned counter, const char *rec, size_t len, 
 	free(p);
 }
 
-/* Files and directories removed by the whole job so far. */
+/* Were the job's counts kept exactly (every rank's tally whole)? */
+static bool rm_exact(const struct rm *c) { return c->tally && c->tally_exact && c->base_exact; }
+
+/* Files and directories removed by the whole job so far (across ranks, this rank's and, on rank 0
+ * once the unlink pass is over, the others'). */
 static void rm_counts(struct rm *c, uint64_t *files, uint64_t *dirs)
 {
-	if (c->tally && c->tally_exact) {
-		*files = tally_total(c->tally, T_FILES);
-		*dirs = tally_total(c->tally, T_DIRS);
+	if (rm_exact(c)) {
+		*files = tally_total(c->tally, T_FILES) + c->base_files;
+		*dirs = tally_total(c->tally, T_DIRS) + c->base_dirs;
 		return;
 	}
 	walk_lock(c->walk);
@@ -224,12 +244,25 @@ static void rm_progress(void *ctx, struct sbuf *line)
 	struct rm *c = ctx;
 	uint64_t files, dirs;
 	rm_counts(c, &files, &dirs);
-	uint64_t n = files + dirs;
-	double el = walk_elapsed(c->walk);
+	uint64_t v[3] = {files + dirs, dirs, walk_errors(c->walk)};
+	struct sbuf stuck = {0};
+	walk_stuck(c->walk, &stuck, 5);
+#ifdef MYRIAD_MPI
+	if (c->js.sp) { /* the unlink pass: the job's counts, and the other ranks' workers stuck */
+		v[2] = 0; /* its failures are the directories pass's to report */
+		spread_progress_add(c->js.sp, v, &stuck);
+	}
+#endif
+	double el = c->base_s + walk_elapsed(c->walk);
 	sbuf_adds(line, c->dry_run ? "rm (dry run): " : "rm: ");
-	progress_format(line, "entries removed", n, 0, el, el > 0 ? n / el : 0, walk_errors(c->walk));
-	walk_stuck(c->walk, line, 5);
+	progress_format(line, "entries removed", v[0], 0, el, el > 0 ? v[0] / el : 0, v[2]);
+	sbuf_add(line, stuck.data, stuck.len);
+	sbuf_free(&stuck);
 }
+
+/* The job's sessions: the unlink pass's, then the directories pass's (the run that went from one
+ * to the other counted once). */
+static uint64_t rm_sessions(struct rm *c) { return c->base_sessions + walk_sessions(c->walk); }
 
 /* Filesystems where parallel unlinks serialize inside the filesystem (XFS on its allocation
  * group and log locks, btrfs on its b-tree locks): there more workers only add contention. On a
@@ -348,9 +381,9 @@ static void summary_text(struct rm *c, enum run_result res, double el, uint64_t 
 			 FILE *out)
 {
 	char a[32], b[32], e[32], r[32];
-	unsigned runs = walk_sessions(c->walk);
+	unsigned runs = (unsigned)rm_sessions(c);
 	char whole[96] = "";
-	if (!c->dry_run && c->tally && !c->tally_exact)
+	if (!c->dry_run && c->tally && !rm_exact(c))
 		snprintf(whole, sizeof(whole), " (at least: an earlier run's count of what it removed was lost)");
 	else if (!c->dry_run && runs > 1)
 		snprintf(whole, sizeof(whole), " (whole job, %u runs)", runs);
@@ -376,13 +409,15 @@ static void summary_json(struct rm *c, struct sbuf *doc, const struct rm_opts *o
 	json_bool(&j, "complete", res == RUN_DONE);
 	json_u64(&j, "files", files);
 	json_u64(&j, "directories", dirs);
-	json_bool(&j, "counts_exact", c->dry_run || !c->tally || c->tally_exact);
+	json_bool(&j, "counts_exact", c->dry_run || !c->tally || rm_exact(c));
 	json_u64(&j, "errors", errors);
-	json_u64(&j, "sessions", walk_sessions(c->walk));
+	json_u64(&j, "sessions", rm_sessions(c));
 	json_bool(&j, "inode_order", inode_order);
 	json_u64(&j, "threads", walk_threads(c->walk));
+	if (c->ranks > 1)
+		json_u64(&j, "ranks", (uint64_t)c->ranks);
 	json_double(&j, "elapsed_s", el);
-	json_double(&j, "entries_per_s", el > 0 ? (c->files + c->dirs) / el : 0);
+	json_double(&j, "entries_per_s", el > 0 ? (files + dirs) / el : 0);
 	hist_json(&j, "unlink_latency", &c->unlink_lat);
 	timeline_json(&j, "timeline", &c->tl);
 	json_close(&j, '}');
@@ -391,7 +426,7 @@ static void summary_json(struct rm *c, struct sbuf *doc, const struct rm_opts *o
 /* The summary on stdout (stderr with --json -) and with --json. */
 static void rm_report(struct rm *c, const struct rm_opts *o, enum run_result res, bool inode_order)
 {
-	double el = walk_elapsed(c->walk);
+	double el = c->base_s + walk_elapsed(c->walk);
 	uint64_t files, dirs;
 	rm_counts(c, &files, &dirs);
 	timeline_force(&c->tl, el, files + dirs);
@@ -407,47 +442,95 @@ static void rm_report(struct rm *c, const struct rm_opts *o, enum run_result res
 	}
 }
 
-static int rm_run(void *opts)
-{
-	struct rm_opts *o = opts;
-	struct rm c;
-	memset(&c, 0, sizeof(c));
-	c.dry_run = o->dry_run;
-	char **roots = xcalloc(o->nroots, sizeof(char *));
-	struct guard_operand *checked = xcalloc(o->nroots, sizeof(*checked));
-	size_t nroots = 0;
-	const char *missing = NULL;
-	int rc = check_operands(o, roots, checked, &nroots, &missing);
-	if (rc != EXIT_OK) {
-		free(roots);
-		free(checked);
-		return rc;
-	}
+#ifdef MYRIAD_MPI
+/*
+ * rm across the ranks of an MPI job (myriad-mpi) runs in two passes. The unlink pass: every rank
+ * walks its share of the tree (engine/spread, the walk shared as walk's is) and unlinks the
+ * non-directories it meets, removing no directory, since a directory's entries may be walked by
+ * other ranks; its failures are counted apart and never shown, as the next pass meets every entry
+ * that stayed. The directories pass: rank 0 alone removes what is left — the directories, nearly
+ * empty, and whatever failed — as one process's rm does, post-order, reporting each failure once.
+ * Each rank counts what it removed in a tally of its own in the job's state directory, so the
+ * job's counts stay exact after kill -9 of any rank. The job's snapshot is the spread's
+ * (MYRSPRD1) in the unlink pass and rank 0's walk wrapped with the number of ranks, the pass's
+ * time and sessions (MYRRMPH2) in the directories pass: a resume knows which pass it is in.
+ */
+#define RM_PASS2_MAGIC "MYRRMPH2"
 
-	struct sbuf id = {0};
-	rm_identity(&id, o);
-	if (apply_ionice(o->jo.ioprio) != 0)
-		return EXIT_USAGE;
-	rc = job_begin(&c.job, &o->jo, "rm", &id, NULL, 0);
-	sbuf_free(&id);
-	if (rc)
-		return rc;
-	const struct sbuf *snap = job_snapshot(&c.job);
-	if (missing && !snap && !ckpt_started(c.job.ckpt)) {
-		/* A missing operand without a job that started is an error, like rm -r's. (A job killed
-		 * while it removed its finished state has a missing operand and no snapshot.) */
-		ckpt_finish(c.job.ckpt); /* nothing was saved: leave no state behind */
-		return usage_error("%s: %s", missing, strerror(ENOENT));
+static bool rw_done(void *ctx) { return ((struct rm *)ctx)->inner.done(((struct rm *)ctx)->inner.ctx); }
+static int rw_tick(void *ctx)
+{
+	struct rm *c = ctx;
+	return c->inner.tick ? c->inner.tick(c->inner.ctx) : -1;
+}
+static void rw_start(void *ctx) { ((struct rm *)ctx)->inner.start(((struct rm *)ctx)->inner.ctx); }
+static void rw_join(void *ctx) { ((struct rm *)ctx)->inner.join(((struct rm *)ctx)->inner.ctx); }
+
+static void rw_snapshot(void *ctx, struct sbuf *out, bool stop)
+{
+	struct rm *c = ctx;
+	struct sbuf walk = {0};
+	c->inner.snapshot(c->inner.ctx, &walk, stop);
+	ser_begin(out, RM_PASS2_MAGIC);
+	ser_u64(out, (uint64_t)c->ranks);
+	ser_u64(out, (uint64_t)(c->base_s * 1e9));
+	ser_u64(out, c->base_sessions);
+	ser_bytes(out, walk.data, walk.len);
+	ser_end(out);
+	sbuf_free(&walk);
+}
+
+/* The directories pass's hooks: the walk's, its snapshots wrapped (RM_PASS2_MAGIC). */
+static struct run_hooks rm_wrap_hooks(struct rm *c, const struct run_hooks *walk_hooks)
+{
+	c->inner = *walk_hooks;
+	struct run_hooks h = *walk_hooks;
+	h.ctx = c;
+	h.done = rw_done;
+	h.tick = walk_hooks->tick ? rw_tick : NULL;
+	h.snapshot = rw_snapshot;
+	h.start = rw_start;
+	h.join = rw_join;
+	return h;
+}
+
+/* Rank 0: the walk snapshot inside a directories pass's job snapshot, into walk. false after
+ * saying why it cannot be used (malformed, or saved by a job of another number of ranks). */
+static bool rm_unwrap(struct rm *c, const struct sbuf *snap, struct sbuf *walk)
+{
+	const char *why = "malformed";
+	const char *name = job_snapshot_name(&c->job);
+	struct deser d;
+	if (!deser_begin(&d, snap->data, snap->len, RM_PASS2_MAGIC, &why)) {
+		warnx_("%s: cannot be used: %s (not a snapshot of myriad-mpi rm); remove the state directory or use "
+		       "--fresh", name, why);
+		return false;
 	}
-	int threads = threads_for(&o->jo, roots, nroots);
-	if (!c.dry_run) /* before anything is removed: it settles what the earlier runs did */
-		c.tally = tally_open(c.job.ckpt ? ckpt_dir(c.job.ckpt) : NULL, 0, threads, snap != NULL, rm_settle, NULL,
-				     &c.tally_exact);
-	timeline_init(&c.tl, 0.5);
-	struct throttle throttle;
-	throttle_init(&throttle, o->jo.rate);
+	uint64_t ranks = deser_u64(&d), ns = deser_u64(&d), sessions = deser_u64(&d);
+	size_t len;
+	const void *p = deser_bytes(&d, &len);
+	if (!deser_done(&d)) {
+		warnx_("%s: cannot be used: malformed; remove the state directory or use --fresh", name);
+		return false;
+	}
+	if (ranks != (uint64_t)c->ranks) {
+		warnx_("%s: saved by a job of %llu ranks, this one has %d: run it again with mpirun -np %llu to resume, "
+		       "or with --fresh to start over", name, (unsigned long long)ranks, c->ranks, (unsigned long long)ranks);
+		return false;
+	}
+	c->base_s = ns / 1e9;
+	c->base_sessions = sessions;
+	sbuf_add(walk, p, len);
+	return true;
+}
+#endif
+
+/* The walk of rm over roots: post-order, every directory removed once empty. */
+static void rm_config(struct rm *c, const struct rm_opts *o, char **roots, size_t nroots, int threads,
+		      struct throttle *throttle, struct walk_config *cfg)
+{
 	unsigned long type = nroots ? fs_type(roots[0]) : 0;
-	struct walk_config cfg = {
+	*cfg = (struct walk_config){
 	    .roots = roots,
 	    .nroots = nroots,
 	    .threads = threads,
@@ -459,35 +542,284 @@ static int rm_run(void *opts)
 	    .inode_order = nroots && fs_inode_ordered(type),
 	    .excludes = o->jo.excludes,
 	    .nexcludes = o->jo.nexcludes,
-	    .visitor = {.ctx = &c, .local_size = sizeof(struct local), .entry = rm_entry, .dir_done = rm_dir_done,
+	    .visitor = {.ctx = c, .local_size = sizeof(struct local), .entry = rm_entry, .dir_done = rm_dir_done,
 			.commit = rm_commit, .save = rm_save, .load = rm_load},
-	    .errlog = &c.job.errlog,
-	    .snapshot_name = job_snapshot_name(&c.job),
-	    .throttle = o->jo.rate ? &throttle : NULL,
+	    .errlog = &c->job.errlog,
+	    .snapshot_name = job_snapshot_name(&c->job),
+	    .throttle = o->jo.rate ? throttle : NULL,
 	};
-	c.walk = walk_new(&cfg, snap);
-	if (!c.walk)
-		return EXIT_USAGE;
-	/* The walk opened each operand again, by its path: it must be what was checked (not, say, a
-	 * symlink to / put in its place since). Nothing has been removed yet. */
+}
+
+/* The walk opened each operand again, by its path: it must be what was checked (not, say, a
+ * symlink to / put in its place since). Nothing has been removed yet. NULL, or the one that was
+ * replaced. */
+static const char *replaced_operand(struct walk *w, char **roots, size_t nroots, const struct guard_operand *checked)
+{
 	for (size_t i = 0; i < nroots; i++)
-		if (!guard_same(&checked[i], walk_root_fd(c.walk, i))) {
-			walk_free(c.walk);
-			if (snap || ckpt_started(c.job.ckpt))
-				ckpt_close(c.job.ckpt); /* the job stays as it was */
-			else
-				ckpt_finish(c.job.ckpt); /* nothing was saved: leave no state behind */
-			return usage_error("refusing to remove '%s': it was replaced while it was checked", roots[i]);
-		}
-	free(checked);
-	struct run_hooks hooks = walk_run_hooks(c.walk, rm_progress, NULL);
-	enum run_result res = job_execute(&c.job, &hooks);
-	rm_report(&c, o, res, cfg.inode_order);
-	rc = job_end(&c.job, res, walk_errors(c.walk));
-	if (res == RUN_DONE) {
-		walk_free(c.walk);
-		tally_close(c.tally);
+		if (!guard_same(&checked[i], walk_root_fd(w, i)))
+			return roots[i];
+	return NULL;
+}
+
+/* The job is refused after its state was opened: it stays as it was, or goes if nothing was saved. */
+static void keep_or_drop_state(struct rm *c, const struct sbuf *snap)
+{
+	if (snap || ckpt_started(c->job.ckpt))
+		ckpt_close(c->job.ckpt); /* the job stays as it was */
+	else
+		ckpt_finish(c->job.ckpt); /* nothing was saved: leave no state behind */
+}
+
+/* Remove the operands roots (checked[i]: what each was when checked) with the job's walk, from its
+ * snapshot snap (NULL: afresh), at rate entries per second. The exit code. */
+static int rm_walk(struct rm *c, const struct rm_opts *o, char **roots, size_t nroots, const struct guard_operand *checked,
+		   const struct sbuf *snap, uint64_t rate)
+{
+	int threads = threads_for(&o->jo, roots, nroots);
+	if (!c->dry_run && !c->tally) /* before anything is removed: it settles what the earlier runs did */
+		c->tally = tally_open(c->job.ckpt ? ckpt_dir(c->job.ckpt) : NULL, 0, threads, snap != NULL, rm_settle, NULL,
+				      &c->tally_exact);
+	struct throttle throttle;
+	throttle_init(&throttle, rate);
+	struct walk_config cfg;
+	rm_config(c, o, roots, nroots, threads, &throttle, &cfg);
+	cfg.throttle = rate ? &throttle : NULL;
+	c->walk = walk_new(&cfg, snap);
+	if (!c->walk)
+		return EXIT_USAGE;
+	const char *changed = replaced_operand(c->walk, roots, nroots, checked);
+	if (changed) {
+		walk_free(c->walk);
+		keep_or_drop_state(c, snap);
+		return usage_error("refusing to remove '%s': it was replaced while it was checked", changed);
 	}
+	struct run_hooks hooks = walk_run_hooks(c->walk, rm_progress, NULL);
+#ifdef MYRIAD_MPI
+	hooks = rm_wrap_hooks(c, &hooks);
+#endif
+	enum run_result res = job_execute(&c->job, &hooks);
+	rm_report(c, o, res, cfg.inode_order);
+	int rc = job_end(&c->job, res, walk_errors(c->walk));
+	if (res == RUN_DONE) {
+		walk_free(c->walk);
+		tally_close(c->tally);
+	}
+	return rc;
+}
+
+#ifdef MYRIAD_MPI
+/* This rank's counts for the job's progress line: entries removed, directories, errors. */
+static void rm_count(void *ctx, uint64_t v[3])
+{
+	struct rm *c = ctx;
+	uint64_t files, dirs;
+	rm_counts(c, &files, &dirs);
+	v[0] = files + dirs;
+	v[1] = dirs;
+	v[2] = 0; /* the unlink pass's failures are the directories pass's to report */
+}
+
+/*
+ * The unlink pass, on every rank, from this rank's part of the job's snapshot (spread's, or NULL).
+ * Returns the run's outcome; on rank 0, the job's counts, latencies and timeline so far. -1 when
+ * the job cannot start (said why).
+ */
+static int rm_unlink_pass(struct rm *c, const struct rm_opts *o, char **roots, size_t nroots,
+			  const struct guard_operand *checked, const struct sbuf *snap, enum run_result *res)
+{
+	int threads = threads_for(&o->jo, roots, nroots);
+	int shared = spread_share_snapshot(true, c->rank == 0 ? snap : NULL, job_snapshot_name(&c->job), &c->js.rank_snap);
+	if (shared < 0) {
+		job_spread_ready(&c->js, false);
+		return -1;
+	}
+	struct throttle throttle;
+	struct walk_config cfg;
+	rm_config(c, o, roots, nroots, threads, &throttle, &cfg);
+	throttle_init(&throttle, o->jo.rate); /* this rank's share of --rate */
+	cfg.visitor.dir_done = NULL; /* no directory is removed in this pass */
+	cfg.shared = true;
+	cfg.shared_empty = c->rank > 0;
+	cfg.errlog = &c->quiet;
+	errlog_stderr_limit(0);
+	c->walk = walk_new(&cfg, shared > 0 ? &c->js.rank_snap : NULL);
+	const char *changed = c->walk ? replaced_operand(c->walk, roots, nroots, checked) : NULL;
+	if (changed)
+		warnx_("refusing to remove '%s': it was replaced while it was checked", changed);
+	if (!job_spread_ready(&c->js, c->walk && !changed)) {
+		errlog_stderr_limit(UINT64_MAX);
+		return -1;
+	}
+	c->js.sp = spread_new_walk(c->walk, c->rank == 0 ? snap : NULL);
+	spread_progress_source(c->js.sp, rm_count, c);
+	job_spread_outputs(&c->js, &c->job, NULL);
+	struct run_hooks hooks = walk_run_hooks(c->walk, rm_progress, NULL);
+	*res = job_spread_execute(&c->js, &c->job, &hooks);
+	errlog_stderr_limit(UINT64_MAX);
+	/* The job's counters, latencies and timeline on rank 0. */
+	uint64_t v[2] = {c->files, c->dirs};
+	spread_sum(v, 2);
+	job_spread_hists(&c->unlink_lat, 1);
+	job_spread_timeline(&c->tl, v[0] + v[1]);
+	job_spread_end(&c->js);
+	if (c->rank == 0) {
+		c->files = v[0];
+		c->dirs = v[1];
+	}
+	return 0;
+}
+
+/*
+ * rm across ranks (see above): every rank, after job_begin (rc its result, snap rank 0's job
+ * snapshot). The exit code, the same on every rank.
+ */
+static int rm_spread(struct rm *c, struct rm_opts *o, char **roots, size_t nroots, const struct guard_operand *checked,
+		     const struct sbuf *snap, int rc, uint64_t rate)
+{
+	enum { UNLINK = 1, DIRS = 2 };
+	int pass = 0;
+	struct sbuf walk_snap = {0};
+	/* Rank 0: which pass the job is in. A dry run removes nothing: rank 0 counts alone. */
+	if (!rc && c->rank == 0) {
+		if (snap && snap->len >= 8 && !memcmp(snap->data, "MYRSPRD1", 8) && !c->dry_run)
+			pass = UNLINK;
+		else if (snap)
+			pass = rm_unwrap(c, snap, &walk_snap) ? DIRS : 0;
+		else
+			pass = c->dry_run ? DIRS : UNLINK;
+		if (!pass)
+			rc = EXIT_USAGE;
+	}
+	if (!spread_all(!rc)) {
+		job_spread_ready(&c->js, false);
+		sbuf_free(&walk_snap);
+		if (c->rank == 0 && !rc)
+			keep_or_drop_state(c, snap);
+		return spread_max(rc ? rc : EXIT_USAGE);
+	}
+	pass = spread_max(pass);
+	int resumed = spread_max(c->rank == 0 && snap != NULL);
+	if (!c->dry_run) {
+		/* Before anything is removed: each rank's tally settles what its earlier runs did. */
+		char tdir[PATH_MAX] = "";
+		if (c->job.ckpt)
+			snprintf(tdir, sizeof(tdir), "%s", ckpt_dir(c->job.ckpt));
+		spread_bcast(tdir, sizeof(tdir));
+		/* Slots for the workers of both passes (on rank 0, each pass's claim their own). */
+		c->tally = tally_open(*tdir ? tdir : NULL, (unsigned)c->rank, 2 * threads_for(&o->jo, roots, nroots),
+				      resumed, rm_settle, NULL, &c->tally_exact);
+	}
+	enum run_result res = RUN_DONE;
+	if (pass == UNLINK && rm_unlink_pass(c, o, roots, nroots, checked, snap, &res) != 0) {
+		if (c->rank == 0)
+			keep_or_drop_state(c, snap);
+		return spread_max(EXIT_USAGE);
+	}
+	if (pass == DIRS)
+		job_spread_ready(&c->js, true); /* the parts' names go: only rank 0 works from here */
+	/* What the other ranks removed (their tallies hold every run's), on rank 0. */
+	uint64_t t[3] = {0, 0, 0};
+	if (c->rank > 0 && c->tally) {
+		t[0] = tally_total(c->tally, T_FILES);
+		t[1] = tally_total(c->tally, T_DIRS);
+		t[2] = !c->tally_exact;
+		tally_close(c->tally);
+		c->tally = NULL;
+	}
+	spread_sum(t, 3);
+	if (c->rank == 0) {
+		c->base_files = t[0];
+		c->base_dirs = t[1];
+		c->base_exact = t[2] == 0;
+	}
+	c->job.quiet = c->rank > 0;
+	if (pass == UNLINK && res == RUN_STOPPED) {
+		if (c->rank == 0)
+			rm_report(c, o, res, false);
+		rc = job_end(&c->job, res, 0);
+	} else if (c->rank == 0) {
+		if (pass == UNLINK) { /* on to the directories, in a walk of their own */
+			c->base_s = walk_elapsed(c->walk);
+			c->base_sessions = walk_sessions(c->walk) - 1;
+			walk_free(c->walk);
+			c->walk = NULL;
+		}
+		struct sbuf saved = walk_snap;
+		rc = rm_walk(c, o, roots, nroots, checked, saved.len ? &saved : NULL, rate);
+	} else {
+		rc = job_end(&c->job, RUN_DONE, 0);
+		if (c->walk)
+			walk_free(c->walk);
+	}
+	sbuf_free(&walk_snap);
+	spread_barrier(); /* asleep while rank 0 removes the directories */
+	return spread_max(rc);
+}
+#endif
+
+static int rm_run(void *opts)
+{
+	struct rm_opts *o = opts;
+	struct rm c;
+	memset(&c, 0, sizeof(c));
+	c.dry_run = o->dry_run;
+	c.rank = 0;
+	c.ranks = 1;
+	c.base_exact = true;
+	uint64_t rate = o->jo.rate; /* the job's: across ranks, each rank's share is taken below */
+	char **roots = xcalloc(o->nroots, sizeof(char *));
+	struct guard_operand *checked = xcalloc(o->nroots, sizeof(*checked));
+	size_t nroots = 0;
+	const char *missing = NULL;
+	int rc = 0;
+#ifdef MYRIAD_MPI
+	rc = job_spread_begin(&c.js, &o->jo, NULL, NULL, 0);
+	c.rank = c.js.rank;
+	c.ranks = c.js.ranks;
+	/* Rank 0 checks the operands first (and alone says why it refuses them); then every other
+	 * rank, against its own working directory and the directories above it. */
+	if (!rc && c.rank == 0)
+		rc = check_operands(o, roots, checked, &nroots, &missing);
+	if (spread_all(!rc) && c.rank > 0)
+		rc = check_operands(o, roots, checked, &nroots, &missing);
+	if (!spread_all(!rc)) {
+		job_spread_ready(&c.js, false);
+		free(roots);
+		free(checked);
+		return spread_max(rc ? rc : EXIT_USAGE);
+	}
+#else
+	rc = check_operands(o, roots, checked, &nroots, &missing);
+	if (rc != EXIT_OK) {
+		free(roots);
+		free(checked);
+		return rc;
+	}
+#endif
+	struct sbuf id = {0};
+	rm_identity(&id, o);
+#ifdef MYRIAD_MPI
+	ser_str(&id, "mpi"); /* a job of ranks is another job than one process's */
+#endif
+	if (apply_ionice(o->jo.ioprio) != 0)
+		rc = EXIT_USAGE;
+	if (!rc)
+		rc = job_begin(&c.job, &o->jo, "rm", &id, NULL, 0);
+	sbuf_free(&id);
+	const struct sbuf *snap = rc ? NULL : job_snapshot(&c.job);
+	if (!rc && c.rank == 0 && missing && !snap && !ckpt_started(c.job.ckpt)) {
+		/* A missing operand without a job that started is an error, like rm -r's. (A job killed
+		 * while it removed its finished state has a missing operand and no snapshot.) */
+		ckpt_finish(c.job.ckpt); /* nothing was saved: leave no state behind */
+		rc = usage_error("%s: %s", missing, strerror(ENOENT));
+	}
+#ifdef MYRIAD_MPI
+	rc = rm_spread(&c, o, roots, nroots, checked, snap, rc, rate);
+#else
+	if (!rc)
+		rc = rm_walk(&c, o, roots, nroots, checked, snap, rate);
+#endif
+	free(checked);
 	free(roots);
 	return rc;
 }

@@ -804,6 +804,19 @@ void spread_max_u64(uint64_t *v, size_t n)
 
 void spread_bcast(void *buf, size_t n) { MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD); }
 
+void spread_barrier(void)
+{
+	MPI_Request bar;
+	MPI_Ibarrier(MPI_COMM_WORLD, &bar);
+	for (int done = 0;;) {
+		MPI_Test(&bar, &done, MPI_STATUS_IGNORE);
+		if (done)
+			return;
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
 int spread_part_create(const char *final, char *path, size_t size)
 {
 	const char *dir = getenv("TMPDIR");

@@ -101,6 +101,9 @@ void spread_gather(uint64_t v, uint64_t *all); /* every rank's v, on rank 0 (all
 int spread_max(int v);                         /* the largest v, on every rank */
 void spread_max_u64(uint64_t *v, size_t n);    /* the largest of each, on rank 0 */
 void spread_bcast(void *buf, size_t n);        /* rank 0's n bytes at buf, on every rank */
+/* Wait until every rank is here, asleep (a blocking MPI call would spin on a CPU that a rank still
+ * working on this node needs). */
+void spread_barrier(void);
 
 /*
  * An output file's part: every rank but 0 writes its part of an output into a temporary file of

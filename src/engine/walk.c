@@ -976,7 +976,7 @@ static bool load_snapshot(struct walk *w, const struct sbuf *snap)
 	bool again = w->cfg.restart_on_resume;
 	if (errlog_open(w->cfg.errlog, w->cfg.errlog->path, !again, again ? 0 : errlen, again ? 0 : errs) != 0)
 		return false;
-	if (w->cfg.restart_on_resume)
+	if (w->cfg.restart_on_resume && !w->cfg.shared_empty) /* a rank but 0 gets its work from the others */
 		visit_roots(w);
 	return true;
 bad:

@@ -10,7 +10,11 @@
 # (faultfs) mount: each finding once, counts exact. fill across ranks: the tree, manifest, counts,
 # latencies and timeline equal one process's; a complete fill re-checked; --until-full refused;
 # kill -9 of a rank then the same command: every file, each counted once; -np mismatch refused;
-# --fresh; no rank's tally left. Other commands across ranks are refused (exit 2).
+# --fresh; no rank's tally left. rm across ranks (in a tmpfs of its own, the working directory deep
+# inside): a hostile tree gone with one process's counts and status at 1, 2, 4 ranks; --dry-run; '..'
+# refused once; a mount point inside kept and reported once; unremovable entries (faultfs) reported
+# once each; kill -9 of a rank, then the same command: tree gone, counts exact, sessions; another -np
+# refused. Other commands across ranks are refused (exit 2).
 . "$(dirname "$0")/../lib.sh"
 if ! command -v mpirun >/dev/null || ! command -v mpicc >/dev/null; then
 	skip "mpirun or mpicc not installed (apt-get install openmpi-bin libopenmpi-dev)"
@@ -51,15 +55,37 @@ kill_rank_after_checkpoint() {
 	[ -n "$(ls "$S/state/myriad")" ] || return 2 # completed: its state is gone
 	[ -n "$victim" ]
 }
-# kill_three_times CMD ARGS...: three jobs of 2 ranks, each killed (kill_rank_after_checkpoint);
-# kills: how many since the last one that completed (which removed the state).
-kill_three_times() {
+# kill_jobs LABEL NP N ARGS...: N jobs of NP ranks (myriad-mpi ARGS), each with a rank killed after
+# a checkpoint (kill_rank_after_checkpoint). kills: how many since the last job that completed
+# (which removed the state: the next run starts afresh). Fails only when no job at all was killed
+# (a job may complete before its kill on a busy machine).
+kill_jobs() {
+	local label=$1 np=$2 n=$3 killed=0
+	shift 3
 	kills=0
-	for _ in 1 2 3; do
-		kill_rank_after_checkpoint 2 "$@"
-		case $? in 0) kills=$((kills + 1)) ;; 2) kills=0 ;; esac
+	for _ in $(seq "$n"); do
+		kill_rank_after_checkpoint "$np" "$@"
+		case $? in 0) kills=$((kills + 1)) killed=$((killed + 1)) ;; 2) kills=0 ;; esac
 	done
-	[ $kills -gt 0 ] && ok "$1 np 2: $kills jobs killed mid-run" || fail "$1 np 2: no job was killed"
+	[ $killed -gt 0 ] && ok "$label: $killed jobs killed mid-run" || fail "$label: no job was killed"
+}
+# kill_three_times CMD ARGS...: kill_jobs with three jobs of 2 ranks.
+kill_three_times() { kill_jobs "$1 np 2" 2 3 "$@"; }
+
+# other_np_refused CMD WAIT ARGS...: a job of 2 ranks (CMD ARGS, checkpointing every 0.05 s) with a
+# rank killed after WAIT seconds, then the same command with 4 ranks: refused (exit 2), naming -np 2.
+other_np_refused() {
+	local cmd=$1 wait=$2 pid
+	shift 2
+	run_mpi 2 "$cmd" --checkpoint-interval 0.05 "$@" >/dev/null 2>&1 &
+	pid=$!
+	sleep "$wait"
+	kill -9 "$(pgrep -f "^$MPI $cmd" | tail -1)" 2>/dev/null
+	wait $pid
+	run_mpi 4 "$cmd" "$@" >/dev/null 2>"$S/np.refused"
+	expect_eq "$cmd: a resume with another -np is refused (exit 2)" 2 $?
+	grep -q 'mpirun -np 2' "$S/np.refused" && ok "$cmd: the refusal names -np 2" ||
+		fail "$cmd -np: $(cat "$S/np.refused")"
 }
 
 T=$S/tree
@@ -127,12 +153,7 @@ if is_root && [ -e /dev/fuse ]; then
 		# Killed and resumed, the --errors file still holds each failure once.
 		rm -f "$S/ek.jsonl"
 		args=(-j 1 --checkpoint-interval 0.05 --json "$S/ek.json" --errors "$S/ek.jsonl" "$M")
-		kills=0
-		for i in 1 2 3; do
-			kill_rank_after_checkpoint 2 walk --rate 8k "${args[@]}"
-			case $? in 0) kills=$((kills + 1)) ;; 2) kills=0 ;; esac
-		done
-		[ $kills -gt 0 ] && ok "np 2: --errors: $kills jobs killed mid-run" || fail "np 2: --errors: no job was killed"
+		kill_jobs "np 2: --errors" 2 3 walk --rate 8k "${args[@]}"
 		run_mpi 2 walk "${args[@]}" >/dev/null 2>&1
 		expect_eq "np 2: kill -9 x$kills: the resumed job exits 1 (the failures)" 1 $?
 		expect_eq "np 2: kill -9: the --errors file holds each failure once (distinct, lines)" "5 5" \
@@ -196,12 +217,7 @@ fi
 for P in 2 4; do
 	rm -f "$S/ko"
 	args=(-j 2 --stat --checkpoint-interval 0.05 --json "$S/ko.json" --print0 -o "$S/ko" "$T")
-	kills=0
-	for i in 1 2 3 4; do
-		kill_rank_after_checkpoint $P walk --rate 6k "${args[@]}"
-		case $? in 0) kills=$((kills + 1)) ;; 2) kills=0 ;; esac
-	done
-	[ $kills -gt 0 ] && ok "np $P: $kills jobs killed mid-run" || fail "np $P: no job was killed"
+	kill_jobs "np $P" $P 4 walk --rate 6k "${args[@]}"
 	expect_eq "np $P: kill -9 of a rank: no rank left running" "" "$(pgrep -f "^$MPI walk")"
 	run_mpi $P walk "${args[@]}" >/dev/null 2>"$S/ko.err"
 	expect_eq "np $P: kill -9 x$kills: the resumed job exits 0" 0 $?
@@ -282,14 +298,7 @@ if is_root && [ -e /dev/fuse ]; then
 			"$(sort "$S/vfe1.jsonl" | md5sum)" "$(sort "$S/vk.jsonl" | md5sum)"
 		expect_eq "verify np 2: kill -9: every killed job was resumed (sessions = kills + 1)" $((kills + 1)) \
 			"$(json_num "$S/vk.json" sessions)"
-		run_mpi 2 verify -j 1 --checkpoint-interval 0.05 "$VM/f" >/dev/null 2>&1 &
-		vp=$!
-		sleep 1
-		kill -9 "$(pgrep -f "^$MPI verify" | tail -1)" 2>/dev/null
-		wait $vp
-		run_mpi 4 verify -j 1 "$VM/f" >/dev/null 2>"$S/vnp"
-		expect_eq "verify: a resume with another -np is refused (exit 2)" 2 $?
-		grep -q 'mpirun -np 2' "$S/vnp" && ok "verify: the refusal names -np 2" || fail "verify -np: $(cat "$S/vnp")"
+		other_np_refused verify 1 -j 1 "$VM/f"
 		run_mpi 2 verify -j 1 --fresh "$VM/f" >/dev/null 2>&1
 		expect_eq "verify: --fresh across 2 ranks starts over and ends as one process" $want_vrc $?
 	else
@@ -349,16 +358,9 @@ if is_root && [ -e /dev/fuse ]; then
 		"$MYRIAD" verify --no-state "$S/fslow/t" >/dev/null 2>&1
 		expect_eq "fill np 2: kill -9: the tree verifies as one process's" 0 $?
 		expect_eq "fill np 2: no state and no rank's tally left" "" "$(ls -A "$S/state/myriad" 2>/dev/null)"
-		run_mpi 2 fill -j 1 --checkpoint-interval 0.05 -n 1500 --fanout 20 "$S/fm/u" >/dev/null 2>&1 &
-		fp=$!
-		sleep 1.5
-		kill -9 "$(pgrep -f "^$MPI fill" | tail -1)" 2>/dev/null
-		wait $fp
+		other_np_refused fill 1.5 -j 1 -n 1500 --fanout 20 "$S/fm/u"
 		ls "$S"/state/myriad/*/tally-1 >/dev/null 2>&1 && ok "fill np 2: rank 1 counts in a tally of its own" ||
 			fail "fill np 2: no tally-1 in $(ls "$S"/state/myriad/*)"
-		run_mpi 4 fill -j 1 -n 1500 --fanout 20 "$S/fm/u" >/dev/null 2>"$S/fnp"
-		expect_eq "fill: a resume with another -np is refused (exit 2)" 2 $?
-		grep -q 'mpirun -np 2' "$S/fnp" && ok "fill: the refusal names -np 2" || fail "fill -np: $(cat "$S/fnp")"
 		run_mpi 2 fill -j 1 --fresh -n 1500 --fanout 20 "$S/fm/u" >/dev/null 2>&1
 		expect_eq "fill: --fresh across 2 ranks completes" 0 $?
 		expect_eq "fill: --fresh: no rank's tally left" "" "$(ls -A "$S/state/myriad" 2>/dev/null)"
@@ -369,6 +371,117 @@ else
 	skip "fill kill -9 across ranks: faultfs needs root and /dev/fuse"
 fi
 expect_eq "fill: no output part left behind" 0 "$(parts_left)"
+
+# rm across ranks: every rank unlinks its share's files, then rank 0 removes the directories. Only
+# inside a scratch mount of its own, the working directory deep inside it.
+if is_root; then
+	R=$S/rmfs
+	mkdir -p "$R"
+	mount -t tmpfs -o size=1g tmpfs "$R" && on_exit "umount -l '$R'"
+	mkdir -p "$R/cwd/a/b/c"
+	cd "$R/cwd/a/b/c" || exit 1
+	make_hostile_tree "$R/t0"
+	"$MKTREE" "$R/t0/many" --files 6000 --fanout 40
+	rkeys() { for k in files directories errors; do json_num "$1" $k; done | tr '\n' ' '; }
+	# removed JSON: the entries an rm says it removed, and whether its counts are exact.
+	removed() { echo "$(($(json_num "$1" files) + $(json_num "$1" directories))) $(grep -o '"counts_exact":[a-z]*' "$1" | cut -d: -f2)"; }
+	gone() { [ -e "$1" ] && echo "left" || echo "gone"; }
+	cp -a "$R/t0" "$R/one"
+	"$MYRIAD" rm --json "$R/r1.json" "$R/one" >/dev/null 2>&1
+	want_rrc=$?
+	for P in 1 2 4; do
+		cp -a "$R/t0" "$R/np$P"
+		run_mpi $P rm --json "$R/r$P.json" "$R/np$P" >"$R/rsum$P" 2>&1
+		expect_eq "rm np $P: exit status as one process ($want_rrc)" $want_rrc $?
+		[ ! -e "$R/np$P" ] && ok "rm np $P: the tree is gone" || fail "rm np $P: left $(find "$R/np$P" | head -3)"
+		expect_eq "rm np $P: counts equal one process's" "$(rkeys "$R/r1.json")" "$(rkeys "$R/r$P.json")"
+		expect_eq "rm np $P: one summary (rank 0's)" 1 "$(grep -c '^rm: ' "$R/rsum$P")"
+	done
+	expect_eq "rm np 4: the JSON names 4 ranks" 4 "$(json_num "$R/r4.json" ranks)"
+	cp -a "$R/t0" "$R/dry"
+	"$MYRIAD" rm --dry-run --json "$R/d1.json" "$R/dry" >/dev/null 2>&1
+	before=$(find "$R/dry" | wc -l)
+	run_mpi 2 rm --dry-run --json "$R/d2.json" "$R/dry" >/dev/null 2>&1
+	expect_eq "rm np 2 --dry-run: exit 0" 0 $?
+	expect_eq "rm np 2 --dry-run: counts equal one process's, nothing removed" \
+		"$(rkeys "$R/d1.json")$before" "$(rkeys "$R/d2.json")$(find "$R/dry" | wc -l)"
+	run_mpi 2 rm .. >/dev/null 2>"$R/dotdot"
+	expect_eq "rm np 2 ..: refused (exit 2)" 2 $?
+	expect_eq "rm np 2 ..: said once (rank 0), nothing removed" "1 $R/cwd/a/b/c" \
+		"$(grep -c "refusing to remove '..'" "$R/dotdot") $(pwd)"
+	mkdir -p "$R/mp/x/mnt" "$R/mp/y"
+	touch "$R/mp/y/f"
+	mount -t tmpfs -o size=1m tmpfs "$R/mp/x/mnt" && on_exit "umount '$R/mp/x/mnt'"
+	touch "$R/mp/x/mnt/inside"
+	run_mpi 2 rm "$R/mp" >/dev/null 2>"$R/mperr"
+	expect_eq "rm np 2, a mount point inside: exit 1" 1 $?
+	expect_eq "rm np 2, a mount point inside: reported once; it, its contents and its parents stay" \
+		"1 $R/mp $R/mp/x $R/mp/x/mnt $R/mp/x/mnt/inside" \
+		"$(grep -c "mount point: $R/mp/x/mnt" "$R/mperr") $(find "$R/mp" | sort | tr '\n' ' ' | sed 's/ $//')"
+	umount "$R/mp/x/mnt"
+	if [ -e /dev/fuse ]; then
+		"$MKTREE" "$R/fb/t" --files 3000 --fanout 100
+		if mount_faultfs "$R/fb" "$R/fm" --rule 'unlink:/t/d5/f55*:EACCES' --rule 'rmdir:/t/d9:EBUSY'; then
+			run_mpi 2 rm --errors "$R/ferrs" "$R/fm/t" >/dev/null 2>"$R/ferr"
+			expect_eq "rm np 2, unremovable entries: exit 1" 1 $?
+			expect_eq "rm np 2, unremovable entries: each reported once (1 unlink, 1 rmdir)" "2 1 1" \
+				"$(wc -l <"$R/ferrs") $(grep -c 'd5/f55: unlink: Permission denied' "$R/ferr") $(grep -c 'd9: rmdir' "$R/ferr")"
+			expect_eq "rm np 2, unremovable entries: everything else is removed" \
+				"$R/fb/t $R/fb/t/d5 $R/fb/t/d5/f55 $R/fb/t/d9" "$(find "$R/fb/t" | sort | tr '\n' ' ' | sed 's/ $//')"
+		else
+			fail "faultfs (rm) did not mount"
+		fi
+		# slow_tree X RULE: 3,000 files in $R/Xb/t behind faultfs at $R/Xm with RULE; total: its entries.
+		slow_tree() {
+			"$MKTREE" "$R/$1b/t" --files 3000 --fanout 30
+			total=$(($(find "$R/$1b/t" | wc -l)))
+			mount_faultfs "$R/$1b" "$R/$1m" --rule "$2"
+		}
+		if slow_tree k 'all:*:delay=1'; then
+			rargs=(-j 1 --checkpoint-interval 0.05 --json "$R/rk.json" "$R/km/t")
+			kill_three_times rm "${rargs[@]}"
+			[ -e "$R/kb/t" ] || "$MKTREE" "$R/kb/t" --files 3000 --fanout 30 # the last job completed
+			run_mpi 2 rm "${rargs[@]}" >/dev/null 2>"$R/rk.err"
+			expect_eq "rm np 2: kill -9 x$kills: the resumed job exits 0, the tree gone" "0 gone" "$? $(gone "$R/kb/t")"
+			expect_eq "rm np 2: kill -9: every entry counted once, exactly" "$total true" "$(removed "$R/rk.json")"
+			expect_eq "rm np 2: kill -9: every killed job was resumed (sessions = kills + 1)" $((kills + 1)) \
+				"$(json_num "$R/rk.json" sessions)"
+			expect_eq "rm np 2: no state and no rank's tally left" "" "$(ls -A "$S/state/myriad" 2>/dev/null)"
+			"$MKTREE" "$R/kb/u" --files 3000 --fanout 30
+			other_np_refused rm 1.5 -j 1 "$R/km/u"
+			run_mpi 2 rm -j 1 "$R/km/u" >/dev/null 2>&1
+			expect_eq "rm: the same -np then completes" "0 gone" "$? $(gone "$R/kb/u")"
+		else
+			fail "faultfs (rm kill) did not mount"
+		fi
+		# Killed while rank 0 removes the directories (rmdir slowed down): resumed from that pass.
+		if slow_tree p 'rmdir:*:delay=40'; then
+			pargs=(-j 1 --checkpoint-interval 0.05 --json "$R/p.json" "$R/pm/t")
+			run_mpi 2 rm "${pargs[@]}" >/dev/null 2>&1 &
+			pp=$!
+			for _ in $(seq 300); do [ -z "$(find "$R/pb/t" -type f | head -n 1)" ] && break; sleep 0.05; done
+			sleep 0.7
+			kill -9 "$(pgrep -f "^$MPI rm" | head -n 1)" 2>/dev/null
+			wait $pp
+			expect_eq "rm np 2: killed in the directories pass (its snapshot is rank 0's walk)" MYRRMPH2 \
+				"$(head -c 8 "$S"/state/myriad/*/snapshot 2>/dev/null)"
+			run_mpi 4 rm "${pargs[@]}" >/dev/null 2>"$R/pnp"
+			expect_eq "rm: in the directories pass, a resume with another -np is refused (exit 2)" 2 $?
+			grep -q 'mpirun -np 2' "$R/pnp" && ok "rm: that refusal names -np 2" || fail "rm -np: $(cat "$R/pnp")"
+			run_mpi 2 rm "${pargs[@]}" >/dev/null 2>&1
+			expect_eq "rm np 2: resumed in the directories pass: exit 0, the tree gone" "0 gone" "$? $(gone "$R/pb/t")"
+			expect_eq "rm np 2: resumed in the directories pass: every entry counted once; 2 sessions" \
+				"$total true 2" "$(removed "$R/p.json") $(json_num "$R/p.json" sessions)"
+		else
+			fail "faultfs (rm directories pass) did not mount"
+		fi
+	else
+		skip "rm faultfs cases across ranks: no /dev/fuse"
+	fi
+	cd "$S" || exit 1
+else
+	skip "rm across ranks: a scratch mount of its own needs root"
+fi
 
 # Other commands across ranks: refused before any work.
 mkdir -p "$S/csrc"
