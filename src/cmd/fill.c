@@ -36,6 +36,7 @@
 #include "state/tally.h"
 #include "util/util.h"
 #include "cmd/fill_int.h"
+#include "util/signals.h"
 
 static const char fill_help[] =
     "Usage: myriad fill [OPTIONS] DIR\n"
@@ -687,10 +688,16 @@ static int fill_execute(struct fill *f, const struct fill_opts *o, struct manife
 		halt = stopped ? 0 : f->recheck_halt;
 	}
 #ifdef MYRIAD_MPI
-	/* Every rank re-checked its own units; the job goes on only if every one could. */
+	/* Every rank re-checked its own units; the job goes on only if every one could. A rank stopped
+	 * by a signal of its own says so; rank 0 speaks for the job. */
+	int mine = stopped;
 	stopped = spread_max(stopped);
 	halt = spread_max(halt);
 	f->job.quiet = f->rank > 0;
+	if (stopped && !mine)
+		f->job.stop_reason = "another rank stopped (its message says why)";
+	else if (stopped && f->rank > 0 && sig_stop_signal())
+		warnx_("rank %d: stopped by signal %d", f->rank, sig_stop_signal());
 	if (stopped || halt)
 		fill_gather(f);
 #endif
@@ -833,12 +840,16 @@ static int fill_run(void *opts)
 #ifdef MYRIAD_MPI
 		if (!job_spread_ready(&f.js, true) || f.rank > 0) {
 			manifest_free(&m);
+			spread_barrier(); /* asleep while rank 0 re-checks */
 			return fill_rc(0);
 		}
 #endif
 		rc = fill_again(&f, &m, &o->jo, threads);
 		f.ranks = ranks;
 		manifest_free(&m);
+#ifdef MYRIAD_MPI
+		spread_barrier();
+#endif
 		return fill_rc(rc);
 	}
 	manifest_free(&m);

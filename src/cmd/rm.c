@@ -79,6 +79,8 @@ struct rm {
 	 * the time and sessions of the unlink pass before the walk that removes the directories. */
 	uint64_t base_files, base_dirs;
 	bool base_exact;
+	bool quiet_errors; /* the walk's failures are the unlink pass's: none is the job's */
+	bool inode_order;  /* the walk visits each buffer in inode order (rm_config) */
 	double base_s;
 	uint64_t base_sessions;
 #ifdef MYRIAD_MPI
@@ -424,13 +426,14 @@ static void summary_json(struct rm *c, struct sbuf *doc, const struct rm_opts *o
 }
 
 /* The summary on stdout (stderr with --json -) and with --json. */
-static void rm_report(struct rm *c, const struct rm_opts *o, enum run_result res, bool inode_order)
+static void rm_report(struct rm *c, const struct rm_opts *o, enum run_result res)
 {
+	bool inode_order = c->inode_order;
 	double el = c->base_s + walk_elapsed(c->walk);
 	uint64_t files, dirs;
 	rm_counts(c, &files, &dirs);
 	timeline_force(&c->tl, el, files + dirs);
-	uint64_t errors = walk_errors(c->walk);
+	uint64_t errors = c->quiet_errors ? 0 : walk_errors(c->walk);
 	struct summary sm;
 	summary_text(c, res, el, files, dirs, errors, summary_open(&sm));
 	summary_show(&sm, !job_json_stdout(&o->jo));
@@ -539,7 +542,7 @@ static void rm_config(struct rm *c, const struct rm_opts *o, char **roots, size_
 	    .report_mounts = true,
 	    .open_by_path = true, /* never into a subtree moved out of the tree, even mid-directory */
 	    .restart_on_resume = true,
-	    .inode_order = nroots && fs_inode_ordered(type),
+	    .inode_order = (c->inode_order = nroots && fs_inode_ordered(type)),
 	    .excludes = o->jo.excludes,
 	    .nexcludes = o->jo.nexcludes,
 	    .visitor = {.ctx = c, .local_size = sizeof(struct local), .entry = rm_entry, .dir_done = rm_dir_done,
@@ -598,7 +601,7 @@ static int rm_walk(struct rm *c, const struct rm_opts *o, char **roots, size_t n
 	hooks = rm_wrap_hooks(c, &hooks);
 #endif
 	enum run_result res = job_execute(&c->job, &hooks);
-	rm_report(c, o, res, cfg.inode_order);
+	rm_report(c, o, res);
 	int rc = job_end(&c->job, res, walk_errors(c->walk));
 	if (res == RUN_DONE) {
 		walk_free(c->walk);
@@ -620,19 +623,15 @@ static void rm_count(void *ctx, uint64_t v[3])
 }
 
 /*
- * The unlink pass, on every rank, from this rank's part of the job's snapshot (spread's, or NULL).
- * Returns the run's outcome; on rank 0, the job's counts, latencies and timeline so far. -1 when
- * the job cannot start (said why).
+ * The unlink pass, on every rank, from this rank's part of the job's snapshot (part, or NULL; snap:
+ * the job's, on rank 0). Returns the run's outcome in *res; on rank 0, the job's counts, latencies
+ * and timeline so far. -1 when the job cannot start (said why).
  */
 static int rm_unlink_pass(struct rm *c, const struct rm_opts *o, char **roots, size_t nroots,
-			  const struct guard_operand *checked, const struct sbuf *snap, enum run_result *res)
+			  const struct guard_operand *checked, const struct sbuf *part, const struct sbuf *snap,
+			  enum run_result *res)
 {
 	int threads = threads_for(&o->jo, roots, nroots);
-	int shared = spread_share_snapshot(true, c->rank == 0 ? snap : NULL, job_snapshot_name(&c->job), &c->js.rank_snap);
-	if (shared < 0) {
-		job_spread_ready(&c->js, false);
-		return -1;
-	}
 	struct throttle throttle;
 	struct walk_config cfg;
 	rm_config(c, o, roots, nroots, threads, &throttle, &cfg);
@@ -641,8 +640,9 @@ static int rm_unlink_pass(struct rm *c, const struct rm_opts *o, char **roots, s
 	cfg.shared = true;
 	cfg.shared_empty = c->rank > 0;
 	cfg.errlog = &c->quiet;
+	c->quiet_errors = true;
 	errlog_stderr_limit(0);
-	c->walk = walk_new(&cfg, shared > 0 ? &c->js.rank_snap : NULL);
+	c->walk = walk_new(&cfg, part);
 	const char *changed = c->walk ? replaced_operand(c->walk, roots, nroots, checked) : NULL;
 	if (changed)
 		warnx_("refusing to remove '%s': it was replaced while it was checked", changed);
@@ -667,6 +667,42 @@ static int rm_unlink_pass(struct rm *c, const struct rm_opts *o, char **roots, s
 		c->dirs = v[1];
 	}
 	return 0;
+}
+
+/*
+ * Collective: does this rank see rank 0's operands? Each must be the same directory, by inode
+ * number (which a shared filesystem gives every client alike, where device numbers differ between
+ * machines), not another of the same name: a node where mpirun's working directory does not exist
+ * starts its rank in $HOME, where a relative operand names something else. false after saying why.
+ */
+static bool same_operands(const struct rm *c, const struct rm_opts *o, char **roots, const struct guard_operand *checked,
+			  size_t nroots)
+{
+	uint64_t *ids = xcalloc(o->nroots + 1, sizeof(*ids));
+	ids[0] = nroots;
+	for (size_t i = 0; i < nroots; i++)
+		ids[i + 1] = checked[i].id.ino;
+	uint64_t *zero = xcalloc(o->nroots + 1, sizeof(*zero));
+	memcpy(zero, ids, (o->nroots + 1) * sizeof(*ids));
+	spread_bcast(zero, (o->nroots + 1) * sizeof(*zero)); /* rank 0's, on every rank */
+	bool same = true;
+	if (zero[0] != nroots) {
+		warnx_("rank %d: %zu of the operands are there, where rank 0 sees %llu: every rank must see the same tree "
+		       "at the same path (and start in the same working directory, for relative paths)",
+		       c->rank, nroots, (unsigned long long)zero[0]);
+		same = false;
+	}
+	for (size_t i = 0; same && i < nroots; i++)
+		if (zero[i + 1] != ids[i + 1]) {
+			warnx_("rank %d: refusing to remove '%s': it is not the directory rank 0 sees by that name (inode %llu, "
+			       "rank 0's %llu): every rank must see the same tree at the same path (and start in the same "
+			       "working directory, for relative paths)",
+			       c->rank, roots[i], (unsigned long long)ids[i + 1], (unsigned long long)zero[i + 1]);
+			same = false;
+		}
+	free(ids);
+	free(zero);
+	return same;
 }
 
 /*
@@ -699,6 +735,17 @@ static int rm_spread(struct rm *c, struct rm_opts *o, char **roots, size_t nroot
 	}
 	pass = spread_max(pass);
 	int resumed = spread_max(c->rank == 0 && snap != NULL);
+	/* In the unlink pass, each rank's part of the job's snapshot (its number of ranks checked)
+	 * before any tally is opened. */
+	int shared = pass == UNLINK ? spread_share_snapshot(true, c->rank == 0 ? snap : NULL, job_snapshot_name(&c->job),
+							    &c->js.rank_snap)
+				    : 0;
+	if (shared < 0) {
+		job_spread_ready(&c->js, false);
+		if (c->rank == 0)
+			keep_or_drop_state(c, snap);
+		return spread_max(EXIT_USAGE);
+	}
 	if (!c->dry_run) {
 		/* Before anything is removed: each rank's tally settles what its earlier runs did. */
 		char tdir[PATH_MAX] = "";
@@ -710,7 +757,8 @@ static int rm_spread(struct rm *c, struct rm_opts *o, char **roots, size_t nroot
 				      resumed, rm_settle, NULL, &c->tally_exact);
 	}
 	enum run_result res = RUN_DONE;
-	if (pass == UNLINK && rm_unlink_pass(c, o, roots, nroots, checked, snap, &res) != 0) {
+	if (pass == UNLINK &&
+	    rm_unlink_pass(c, o, roots, nroots, checked, shared > 0 ? &c->js.rank_snap : NULL, snap, &res) != 0) {
 		if (c->rank == 0)
 			keep_or_drop_state(c, snap);
 		return spread_max(EXIT_USAGE);
@@ -735,7 +783,7 @@ static int rm_spread(struct rm *c, struct rm_opts *o, char **roots, size_t nroot
 	c->job.quiet = c->rank > 0;
 	if (pass == UNLINK && res == RUN_STOPPED) {
 		if (c->rank == 0)
-			rm_report(c, o, res, false);
+			rm_report(c, o, res);
 		rc = job_end(&c->job, res, 0);
 	} else if (c->rank == 0) {
 		if (pass == UNLINK) { /* on to the directories, in a walk of their own */
@@ -743,9 +791,16 @@ static int rm_spread(struct rm *c, struct rm_opts *o, char **roots, size_t nroot
 			c->base_sessions = walk_sessions(c->walk) - 1;
 			walk_free(c->walk);
 			c->walk = NULL;
+			c->quiet_errors = false;
+			/* A resumed job's --errors file is opened by its walk from the snapshot: the unlink
+			 * pass's walk had the quiet log, and this walk starts afresh. Its failures start
+			 * afresh too (this pass meets every one). */
+			if (c->job.resumed && errlog_open(&c->job.errlog, o->jo.errors, false, 0, 0) != 0)
+				rc = EXIT_USAGE;
 		}
 		struct sbuf saved = walk_snap;
-		rc = rm_walk(c, o, roots, nroots, checked, saved.len ? &saved : NULL, rate);
+		if (!rc)
+			rc = rm_walk(c, o, roots, nroots, checked, saved.len ? &saved : NULL, rate);
 	} else {
 		rc = job_end(&c->job, RUN_DONE, 0);
 		if (c->walk)
@@ -782,6 +837,8 @@ static int rm_run(void *opts)
 		rc = check_operands(o, roots, checked, &nroots, &missing);
 	if (spread_all(!rc) && c.rank > 0)
 		rc = check_operands(o, roots, checked, &nroots, &missing);
+	if (spread_all(!rc) && !same_operands(&c, o, roots, checked, nroots))
+		rc = EXIT_USAGE;
 	if (!spread_all(!rc)) {
 		job_spread_ready(&c.js, false);
 		free(roots);

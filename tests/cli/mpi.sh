@@ -405,6 +405,15 @@ if is_root; then
 	expect_eq "rm np 2 --dry-run: exit 0" 0 $?
 	expect_eq "rm np 2 --dry-run: counts equal one process's, nothing removed" \
 		"$(rkeys "$R/d1.json")$before" "$(rkeys "$R/d2.json")$(find "$R/dry" | wc -l)"
+	# Ranks that see another directory by the operand's name (mpirun starts each in its own working
+	# directory here): refused before anything is removed.
+	mkdir -p "$R/wa/x/sub" "$R/wb/x/sub"
+	touch "$R/wa/x/sub/f" "$R/wb/x/sub/f"
+	timeout 120 mpirun --allow-run-as-root --oversubscribe -np 1 --wdir "$R/wa" "$MPI" rm x : \
+		-np 1 --wdir "$R/wb" "$MPI" rm x >/dev/null 2>"$R/wdir"
+	expect_eq "rm across ranks, another directory by the same name on rank 1: refused (exit 2)" 2 $?
+	expect_eq "rm across ranks, another directory by that name: rank 1 says why; both trees stay" "1 2" \
+		"$(grep -c "rank 1: refusing to remove 'x'" "$R/wdir") $(find "$R/wa" "$R/wb" -name f | wc -l)"
 	run_mpi 2 rm .. >/dev/null 2>"$R/dotdot"
 	expect_eq "rm np 2 ..: refused (exit 2)" 2 $?
 	expect_eq "rm np 2 ..: said once (rank 0), nothing removed" "1 $R/cwd/a/b/c" \
@@ -431,11 +440,15 @@ if is_root; then
 		else
 			fail "faultfs (rm) did not mount"
 		fi
-		# slow_tree X RULE: 3,000 files in $R/Xb/t behind faultfs at $R/Xm with RULE; total: its entries.
+		# slow_tree X RULE...: 3,000 files in $R/Xb/t behind faultfs at $R/Xm with the RULEs (the
+		# first that fires decides); total: its entries.
 		slow_tree() {
-			"$MKTREE" "$R/$1b/t" --files 3000 --fanout 30
-			total=$(($(find "$R/$1b/t" | wc -l)))
-			mount_faultfs "$R/$1b" "$R/$1m" --rule "$2"
+			local x=$1 r=()
+			shift
+			"$MKTREE" "$R/${x}b/t" --files 3000 --fanout 30
+			total=$(($(find "$R/${x}b/t" | wc -l)))
+			for rule; do r+=(--rule "$rule"); done
+			mount_faultfs "$R/${x}b" "$R/${x}m" "${r[@]}"
 		}
 		if slow_tree k 'all:*:delay=1'; then
 			rargs=(-j 1 --checkpoint-interval 0.05 --json "$R/rk.json" "$R/km/t")
@@ -453,6 +466,19 @@ if is_root; then
 			expect_eq "rm: the same -np then completes" "0 gone" "$? $(gone "$R/kb/u")"
 		else
 			fail "faultfs (rm kill) did not mount"
+		fi
+		# Killed in the unlink pass, then resumed: the directories pass's failure (d2 cannot be
+		# removed) goes to --errors once (its log is opened afresh, not by the unlink pass's walk).
+		if slow_tree e 'rmdir:/t/d2:EBUSY' 'all:*:delay=1'; then
+			eargs=(-j 1 --checkpoint-interval 0.05 --errors "$R/e.jsonl" "$R/em/t")
+			kill_jobs "rm np 2 --errors" 2 1 rm "${eargs[@]}"
+			run_mpi 2 rm "${eargs[@]}" >/dev/null 2>"$R/e.err"
+			expect_eq "rm np 2, resumed: exit 1 (d2 stays)" 1 $?
+			expect_eq "rm np 2, resumed: the failure in --errors and on stderr once each; d2 and nothing else stays" \
+				"1 1 $R/eb/t $R/eb/t/d2" \
+				"$(grep -c '"op":"rmdir"' "$R/e.jsonl") $(grep -c 'd2: rmdir' "$R/e.err") $(find "$R/eb/t" | sort | tr '\n' ' ' | sed 's/ $//')"
+		else
+			fail "faultfs (rm --errors) did not mount"
 		fi
 		# Killed while rank 0 removes the directories (rmdir slowed down): resumed from that pass.
 		if slow_tree p 'rmdir:*:delay=40'; then
