@@ -142,6 +142,9 @@ for mode in out top; do
 		last=done
 		kill -9 $pid 2>/dev/null && kills=$((kills + 1)) last=killed
 		wait $pid 2>/dev/null
+		# A run that finished as the signal came (kill succeeds on a process exiting) removed its
+		# state: the next run starts afresh, and says nothing of resuming.
+		[ -n "$(ls "$S/state/myriad")" ] || last=done
 	done
 	if [ $mode = out ]; then
 		"$MYRIAD" du -b --link-memory 0 -o "$S/out" "$T" >/dev/null 2>"$S/err"
