@@ -732,16 +732,6 @@ static int fill_execute(struct fill *f, const struct fill_opts *o, struct manife
 	return fill_rc(rc);
 }
 
-/* Units per leaf of a fill resumed from this rank's snapshot of units units (fill_resumed_parts,
- * for the rank's share of the job's units); 0 when none fits. */
-static uint64_t resumed_parts(const struct fill *f, uint64_t units)
-{
-	uint64_t split = fill_split(&f->lay);
-	if (units == fill_rank_units(f->lay.leaves, f->rank, f->ranks))
-		return 1;
-	return units == fill_rank_units(f->lay.leaves * split, f->rank, f->ranks) ? split : 0;
-}
-
 static int fill_run(void *opts)
 {
 	struct fill_opts *o = opts;
@@ -828,8 +818,11 @@ static int fill_run(void *opts)
 	 * (the split is not part of the job's identity: --sync and -j may change on resume). */
 	f.parts = fill_parts(&f.lay, f.sync, threads);
 	uint64_t saved_units;
-	if (snap && pool_snapshot_units(snap, &saved_units) && resumed_parts(&f, saved_units))
-		f.parts = resumed_parts(&f, saved_units);
+	uint64_t resumed_parts = snap && pool_snapshot_units(snap, &saved_units)
+				     ? fill_resumed_parts(&f.lay, saved_units, f.rank, f.ranks)
+				     : 0;
+	if (resumed_parts)
+		f.parts = resumed_parts;
 #ifdef MYRIAD_MPI
 	f.parts = (uint64_t)spread_max(f.rank == 0 ? (int)f.parts : 0); /* rank 0's: -j may differ by node */
 #endif
@@ -873,7 +866,7 @@ static int fill_run(void *opts)
 	f.throttled = o->jo.rate > 0;
 	timeline_init(&f.tl, 0.5);
 	struct pool_config cfg = {
-	    .units = fill_rank_units(f.lay.leaves * f.parts, f.rank, f.ranks),
+	    .units = pool_rank_units(f.lay.leaves * f.parts, f.rank, f.ranks),
 	    .threads = threads,
 	    .visitor = {.ctx = &f, .local_size = sizeof(struct local), .run = fill_unit, .commit = fill_commit,
 			.local_free = fill_local_free, .save = fill_save, .load = fill_load},

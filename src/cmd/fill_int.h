@@ -77,18 +77,8 @@ struct fill {
 #endif
 };
 
-/* The unit of the whole fill that this rank's pool calls u: a job across ranks gives rank r the
- * units r, r + ranks, r + 2 ranks... (in one process, u itself). */
-static inline uint64_t fill_unit_of(const struct fill *f, uint64_t u)
-{
-	return u * (uint64_t)f->ranks + (uint64_t)f->rank;
-}
-
-/* How many of all units (numbered 0..all-1) are rank's, of ranks. */
-static inline uint64_t fill_rank_units(uint64_t all, int rank, int ranks)
-{
-	return all > (uint64_t)rank ? (all - (uint64_t)rank + (uint64_t)ranks - 1) / (uint64_t)ranks : 0;
-}
+/* The unit of the whole fill that this rank's pool calls u (pool_rank_unit). */
+static inline uint64_t fill_unit_of(const struct fill *f, uint64_t u) { return pool_rank_unit(u, f->rank, f->ranks); }
 
 /* A fill of fewer leaves than this may split them into parts of at least FILL_MIN_PART files
  * (fill_parts says when). The split is decided when the fill starts; a resumed fill, whatever its
@@ -116,9 +106,10 @@ uint64_t fill_split(const struct layout *lay);
  * otherwise, so that no two workers create in one directory, where creates serialize on its lock
  * (on ext4, a 200-leaf fill of empty files split so: 0.86x the pace of one worker per directory). */
 uint64_t fill_parts(const struct layout *lay, enum sync_mode sync, int threads);
-/* Units per leaf of a fill resumed from a snapshot of units units: 1 or fill_split, whichever
- * the run that saved it used; 0 when neither fits. */
-uint64_t fill_resumed_parts(const struct layout *lay, uint64_t units);
+/* Units per leaf of a fill resumed from rank's snapshot (of ranks; 0 of 1 in one process) of units
+ * units, its share of the fill's (pool_rank_units): 1 or fill_split, whichever the run that saved
+ * it used; 0 when neither fits. */
+uint64_t fill_resumed_parts(const struct layout *lay, uint64_t units, int rank, int ranks);
 /* The pool's action: make unit's files (idempotent: complete ones are counted as there). */
 int fill_unit(void *ctx, void *lp, uint64_t unit, struct errbatch *errs);
 /* Fold a worker's counts into the totals (pool lock held). */

@@ -25,12 +25,12 @@ uint64_t fill_parts(const struct layout *lay, enum sync_mode sync, int threads)
 	return 1;
 }
 
-uint64_t fill_resumed_parts(const struct layout *lay, uint64_t units)
+uint64_t fill_resumed_parts(const struct layout *lay, uint64_t units, int rank, int ranks)
 {
-	if (units == lay->leaves)
+	if (units == pool_rank_units(lay->leaves, rank, ranks))
 		return 1;
 	uint64_t split = fill_split(lay);
-	return units == lay->leaves * split ? split : 0;
+	return units == pool_rank_units(lay->leaves * split, rank, ranks) ? split : 0;
 }
 
 #define DATA_BUF (1u << 20)

@@ -80,6 +80,7 @@ struct rm {
 	uint64_t base_files, base_dirs;
 	bool base_exact;
 	bool quiet_errors; /* the walk's failures are the unlink pass's: none is the job's */
+	int threads;       /* the walk's workers (threads_for, once per run) */
 	bool inode_order;  /* the walk visits each buffer in inode order (rm_config) */
 	double base_s;
 	uint64_t base_sessions;
@@ -528,15 +529,17 @@ static bool rm_unwrap(struct rm *c, const struct sbuf *snap, struct sbuf *walk)
 }
 #endif
 
-/* The walk of rm over roots: post-order, every directory removed once empty. */
-static void rm_config(struct rm *c, const struct rm_opts *o, char **roots, size_t nroots, int threads,
+/* The walk of rm over roots: post-order, every directory removed once empty; at most rate entries
+ * per second (0: no limit), with throttle. */
+static void rm_config(struct rm *c, const struct rm_opts *o, char **roots, size_t nroots, uint64_t rate,
 		      struct throttle *throttle, struct walk_config *cfg)
 {
+	throttle_init(throttle, rate);
 	unsigned long type = nroots ? fs_type(roots[0]) : 0;
 	*cfg = (struct walk_config){
 	    .roots = roots,
 	    .nroots = nroots,
-	    .threads = threads,
+	    .threads = c->threads,
 	    .min_threads = o->jo.threads || serial_unlinks(roots, nroots) ? 0 : cpu_count(),
 	    .xdev = true,
 	    .report_mounts = true,
@@ -549,7 +552,7 @@ static void rm_config(struct rm *c, const struct rm_opts *o, char **roots, size_
 			.commit = rm_commit, .save = rm_save, .load = rm_load},
 	    .errlog = &c->job.errlog,
 	    .snapshot_name = job_snapshot_name(&c->job),
-	    .throttle = o->jo.rate ? throttle : NULL,
+	    .throttle = rate ? throttle : NULL,
 	};
 }
 
@@ -578,15 +581,12 @@ static void keep_or_drop_state(struct rm *c, const struct sbuf *snap)
 static int rm_walk(struct rm *c, const struct rm_opts *o, char **roots, size_t nroots, const struct guard_operand *checked,
 		   const struct sbuf *snap, uint64_t rate)
 {
-	int threads = threads_for(&o->jo, roots, nroots);
 	if (!c->dry_run && !c->tally) /* before anything is removed: it settles what the earlier runs did */
-		c->tally = tally_open(c->job.ckpt ? ckpt_dir(c->job.ckpt) : NULL, 0, threads, snap != NULL, rm_settle, NULL,
-				      &c->tally_exact);
+		c->tally = tally_open(c->job.ckpt ? ckpt_dir(c->job.ckpt) : NULL, 0, c->threads, snap != NULL, rm_settle,
+				      NULL, &c->tally_exact);
 	struct throttle throttle;
-	throttle_init(&throttle, rate);
 	struct walk_config cfg;
-	rm_config(c, o, roots, nroots, threads, &throttle, &cfg);
-	cfg.throttle = rate ? &throttle : NULL;
+	rm_config(c, o, roots, nroots, rate, &throttle, &cfg);
 	c->walk = walk_new(&cfg, snap);
 	if (!c->walk)
 		return EXIT_USAGE;
@@ -631,11 +631,9 @@ static int rm_unlink_pass(struct rm *c, const struct rm_opts *o, char **roots, s
 			  const struct guard_operand *checked, const struct sbuf *part, const struct sbuf *snap,
 			  enum run_result *res)
 {
-	int threads = threads_for(&o->jo, roots, nroots);
 	struct throttle throttle;
 	struct walk_config cfg;
-	rm_config(c, o, roots, nroots, threads, &throttle, &cfg);
-	throttle_init(&throttle, o->jo.rate); /* this rank's share of --rate */
+	rm_config(c, o, roots, nroots, o->jo.rate, &throttle, &cfg); /* this rank's share of --rate */
 	cfg.visitor.dir_done = NULL; /* no directory is removed in this pass */
 	cfg.shared = true;
 	cfg.shared_empty = c->rank > 0;
@@ -753,7 +751,7 @@ static int rm_spread(struct rm *c, struct rm_opts *o, char **roots, size_t nroot
 			snprintf(tdir, sizeof(tdir), "%s", ckpt_dir(c->job.ckpt));
 		spread_bcast(tdir, sizeof(tdir));
 		/* Slots for the workers of both passes (on rank 0, each pass's claim their own). */
-		c->tally = tally_open(*tdir ? tdir : NULL, (unsigned)c->rank, 2 * threads_for(&o->jo, roots, nroots),
+		c->tally = tally_open(*tdir ? tdir : NULL, (unsigned)c->rank, 2 * c->threads,
 				      resumed, rm_settle, NULL, &c->tally_exact);
 	}
 	enum run_result res = RUN_DONE;
@@ -870,6 +868,7 @@ static int rm_run(void *opts)
 		ckpt_finish(c.job.ckpt); /* nothing was saved: leave no state behind */
 		rc = usage_error("%s: %s", missing, strerror(ENOENT));
 	}
+	c.threads = threads_for(&o->jo, roots, nroots);
 #ifdef MYRIAD_MPI
 	rc = rm_spread(&c, o, roots, nroots, checked, snap, rc, rate);
 #else

@@ -99,7 +99,7 @@ static uint64_t expected_in_leaf(const struct verify *v, uint64_t leaf)
  * then the levels above, deepest first. */
 static void unit_dir(const struct verify *v, uint64_t u, unsigned *level, uint64_t *index)
 {
-	u = u * (uint64_t)v->ranks + (uint64_t)v->rank; /* this rank's pool unit u is the layout's */
+	u = pool_rank_unit(u, v->rank, v->ranks); /* this rank's pool unit u is the layout's */
 	if (u < v->lay.leaves || v->lay.depth == 0) {
 		*level = v->lay.depth;
 		*index = u;
@@ -623,9 +623,7 @@ static int verify_execute(struct verify *v, const struct verify_opts *o, const s
 	    .errlog = &v->job.errlog,
 	    .snapshot_name = job_snapshot_name(&v->job),
 	};
-	/* This rank's share: units rank, rank + ranks, ... */
-	uint64_t all = cfg.units, r = (uint64_t)v->rank, n = (uint64_t)v->ranks;
-	cfg.units = all > r ? (all - r + n - 1) / n : 0;
+	cfg.units = pool_rank_units(cfg.units, v->rank, v->ranks); /* this rank's share */
 	v->pool = pool_new(&cfg, snap);
 #ifdef MYRIAD_MPI
 	if (!job_spread_ready(&v->js, v->pool != NULL))

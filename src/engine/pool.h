@@ -88,4 +88,16 @@ void pool_progressed(void);
 void pool_stuck(struct pool *p, struct sbuf *line, double min_s,
 		void (*name)(void *ctx, uint64_t unit, struct sbuf *out));
 
+/* A pool of all units split between ranks (engine/spread): rank r of ranks takes the units r,
+ * r + ranks, r + 2 ranks... Its pool's unit u is the whole's pool_rank_unit; it has
+ * pool_rank_units of them. In one process (rank 0 of 1), u itself and all. */
+static inline uint64_t pool_rank_unit(uint64_t u, int rank, int ranks)
+{
+	return u * (uint64_t)ranks + (uint64_t)rank;
+}
+static inline uint64_t pool_rank_units(uint64_t all, int rank, int ranks)
+{
+	return all > (uint64_t)rank ? (all - (uint64_t)rank + (uint64_t)ranks - 1) / (uint64_t)ranks : 0;
+}
+
 #endif

@@ -48,10 +48,15 @@ static void files_with_data_split_only_for_idle_workers(void **state)
 static void a_resume_keeps_the_split_of_its_snapshot(void **state)
 {
 	struct layout l200 = lay_of(200000, 1000, 0), l1000 = lay_of(1000000, 1000, 0);
-	assert_int_equal(fill_resumed_parts(&l200, 200), 1);
-	assert_int_equal(fill_resumed_parts(&l200, 600), 3);
-	assert_int_equal(fill_resumed_parts(&l200, 400), 0); /* neither: the pool refuses it */
-	assert_int_equal(fill_resumed_parts(&l1000, 1000), 1);
+	assert_int_equal(fill_resumed_parts(&l200, 200, 0, 1), 1);
+	assert_int_equal(fill_resumed_parts(&l200, 600, 0, 1), 3);
+	assert_int_equal(fill_resumed_parts(&l200, 400, 0, 1), 0); /* neither: the pool refuses it */
+	assert_int_equal(fill_resumed_parts(&l1000, 1000, 0, 1), 1);
+	/* A rank's share (units r, r + ranks, ...): 200 leaves over 3 ranks give rank 2 66 of them. */
+	assert_int_equal(fill_resumed_parts(&l200, 66, 2, 3), 1);
+	assert_int_equal(fill_resumed_parts(&l200, 200, 2, 3), 3);
+	assert_int_equal(fill_resumed_parts(&l200, 67, 0, 3), 1);  /* rank 0 of 3: 67 leaves, or 200 parts */
+	assert_int_equal(fill_resumed_parts(&l200, 100, 0, 3), 0);
 }
 
 int main(void)
