@@ -55,13 +55,13 @@ int main(int argc, char **argv)
 		 * small and steady instead of one growing heap per thread. */
 		mallopt(M_ARENA_MAX, 1);
 #ifdef MYRIAD_MPI
-		/* myriad-mpi: walk, fill, verify and rm spread over the ranks; every other command runs in one process. */
+		/* myriad-mpi: walk, fill, verify, rm and copy spread over the ranks; every other command runs in one process. */
 		if (spread_init(&argc, &argv) != 0)
 			return EXIT_USAGE;
 		int rc;
 		if (spread_size() > 1 && strcmp(c->name, "walk") != 0 && strcmp(c->name, "verify") != 0 &&
-		    strcmp(c->name, "fill") != 0 && strcmp(c->name, "rm") != 0) {
-			warnx_("runs in one process only (under mpirun: -np 1); across ranks, only walk, fill, verify and rm "
+		    strcmp(c->name, "fill") != 0 && strcmp(c->name, "rm") != 0 && strcmp(c->name, "copy") != 0) {
+			warnx_("runs in one process only (under mpirun: -np 1); across ranks, only walk, fill, verify, rm and copy "
 			       "so far (see docs/mpi.md)");
 			rc = EXIT_USAGE;
 		} else {

@@ -26,6 +26,9 @@
 #include "state/linkmap.h"
 #include "state/tally.h"
 #include "util/sbuf.h"
+#ifdef MYRIAD_MPI
+#include "cmd/jobspread.h"
+#endif
 
 struct local {
 	uint64_t files, dirs, links, others, bytes, skipped, deleted, seen_entries, seen_bytes, ahead;
@@ -68,6 +71,7 @@ struct copy {
 	gid_t gid;
 	uint64_t max_errors;
 	char *src, *dst;
+	char *roots[1]; /* the walk's: SRC */
 	int dstfd;
 	char *const *excludes;
 	size_t nexcludes;
@@ -88,6 +92,23 @@ struct copy {
 	struct walk *walk;
 	struct job job;
 	bool prefetch; /* copy_prepare reads small files ahead (see there) */
+	int threads;   /* the walk's workers (at most) */
+	/* Across the ranks of an MPI job (copy.c, copy_spread): this rank and their number (0 of 1 in
+	 * one process); spread: the copy runs in two passes, the files pass on every rank, then rank
+	 * 0's pass over the whole tree (see there). */
+	int rank, ranks;
+	bool spread, files_pass, after_files_pass;
+	/* On rank 0 once the files pass is over: what it did on the other ranks (their tallies) and on
+	 * all (entries found up to date, files read ahead), its time and sessions. */
+	uint64_t base_files, base_links, base_others, base_bytes, base_skipped, base_ahead, base_sessions;
+	bool base_exact;
+	double base_s;
+	uint64_t *rank_entries; /* on rank 0: the entries each rank visited in this run's files pass */
+#ifdef MYRIAD_MPI
+	struct job_spread js;
+	struct errlog quiet;    /* the files pass's failures: counted apart, never shown */
+	struct job_pass2 pass2; /* rank 0's pass: its snapshots */
+#endif
 };
 
 enum { T_FILES, T_LINKS, T_OTHERS, T_BYTES, T_DELETED }; /* the tally's counters */

@@ -121,8 +121,9 @@ int check_operands(struct copy *c)
 		return usage_error("refusing --delete: SRC '%s' is empty and DST '%s' is not: everything in it would be "
 				   "deleted (to go ahead, give --max-delete N, the most entries it may delete)",
 				   c->src, c->dst);
-	warnx_("warning: SRC '%s' is empty: --delete deletes everything in DST '%s', up to %llu entries "
-	       "(--max-delete)",
-	       c->src, c->dst, (unsigned long long)c->max_delete);
+	if (c->rank == 0) /* (across ranks, said once) */
+		warnx_("warning: SRC '%s' is empty: --delete deletes everything in DST '%s', up to %llu entries "
+		       "(--max-delete)",
+		       c->src, c->dst, (unsigned long long)c->max_delete);
 	return 0;
 }

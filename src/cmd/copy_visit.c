@@ -24,6 +24,8 @@ bool copy_entry(void *ctx, void *lp, const struct walk_dir *d, const struct walk
 	struct local *l = lp;
 	if (!d || !e->stx)
 		return false; /* the operand: DST itself, made before the walk */
+	if (c->files_pass && e->type != DT_DIR && e->stx->stx_nlink > 1)
+		return false; /* its names may be on several ranks: rank 0's pass links them */
 	l->seen_entries++;
 	if (e->type != DT_REG)
 		l->seen_bytes += e->stx->stx_blocks * 512; /* files: as their data moves, or when skipped */
@@ -81,6 +83,8 @@ bool copy_entry(void *ctx, void *lp, const struct walk_dir *d, const struct walk
 		return failed;
 	if (done) {
 		copy_touch_up(c, e, dfd, have);
+		if (c->after_files_pass && e->stx->stx_nlink == 1)
+			return false; /* the files pass counted it, copied or up to date */
 		l->skipped++;
 		l->seen_bytes += e->stx->stx_blocks * 512;
 		return false;

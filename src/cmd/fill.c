@@ -854,10 +854,11 @@ static int fill_run(void *opts)
 	/* Before any file is made: it settles what the earlier runs made. Slots for the re-check's
 	 * workers and the fill's. Each rank counts in a tally of its own in the job's state directory. */
 	char tdir[PATH_MAX] = "";
+#ifdef MYRIAD_MPI
+	job_spread_state_dir(&f.job, tdir);
+#else
 	if (f.job.ckpt)
 		snprintf(tdir, sizeof(tdir), "%s", ckpt_dir(f.job.ckpt));
-#ifdef MYRIAD_MPI
-	spread_bcast(tdir, sizeof(tdir));
 #endif
 	f.tally = tally_open(*tdir ? tdir : NULL, (unsigned)f.rank,
 			     threads + (threads > RECHECK_MIN_THREADS ? threads : RECHECK_MIN_THREADS), resumed, fill_settle,

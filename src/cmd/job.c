@@ -387,6 +387,14 @@ int job_begin(struct job *j, const struct job_opts *o, const char *cmd, const st
 	return rc;
 }
 
+void job_refused(struct job *j)
+{
+	if (j->resumed || ckpt_started(j->ckpt))
+		ckpt_close(j->ckpt); /* the job stays as it was */
+	else
+		ckpt_finish(j->ckpt); /* nothing was saved: leave no state behind */
+}
+
 const struct sbuf *job_snapshot(const struct job *j) { return j->resumed ? &j->snapshot : NULL; }
 
 const char *job_snapshot_name(const struct job *j) { return j->ckpt ? ckpt_snapshot_path(j->ckpt) : NULL; }

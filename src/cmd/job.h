@@ -127,6 +127,10 @@ struct job {
 int job_begin(struct job *j, const struct job_opts *o, const char *cmd, const struct sbuf *identity,
 	      char *const *trees, size_t ntrees);
 
+/* The job is refused after job_begin (on the operands it then checked): its state stays as it was,
+ * or goes when nothing was saved. */
+void job_refused(struct job *j);
+
 /* The snapshot to resume from, or NULL; the name of its file (for messages), or NULL. */
 const struct sbuf *job_snapshot(const struct job *j);
 const char *job_snapshot_name(const struct job *j);

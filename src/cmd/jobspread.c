@@ -1,10 +1,13 @@
 /* jobspread: a command's run across the ranks of an MPI job (see jobspread.h). */
 #include "cmd/jobspread.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "state/ckpt.h"
+#include "state/ser.h"
 #include "util/signals.h"
 #include "util/util.h"
 
@@ -138,4 +141,110 @@ void job_spread_timeline(struct timeline *tl, uint64_t total)
 	}
 	free(t);
 	free(v);
+}
+
+void job_spread_state_dir(const struct job *j, char *dir)
+{
+	*dir = 0;
+	if (j->ckpt)
+		snprintf(dir, PATH_MAX, "%s", ckpt_dir(j->ckpt));
+	spread_bcast(dir, PATH_MAX);
+}
+
+bool job_spread_same_dirs(char *const *paths, const uint64_t *inos, size_t n, const char *refusing)
+{
+	int rank = spread_rank();
+	uint64_t count = n;
+	spread_bcast(&count, sizeof(count)); /* rank 0's */
+	uint64_t *zero = xcalloc(count + 1, sizeof(*zero));
+	if (rank == 0)
+		memcpy(zero, inos, n * sizeof(*inos));
+	spread_bcast(zero, count * sizeof(*zero));
+	bool same = true;
+	const char *hint = "every rank must see the same tree at the same path (and start in the same working directory, "
+			   "for relative paths)";
+	if (count != n) {
+		warnx_("rank %d: %zu of the operands are there, where rank 0 sees %llu: %s", rank, n,
+		       (unsigned long long)count, hint);
+		same = false;
+	}
+	for (size_t i = 0; same && i < n; i++)
+		if (zero[i] != inos[i]) {
+			warnx_("rank %d: %s '%s': it is not the directory rank 0 sees by that name (inode %llu, rank 0's "
+			       "%llu): %s",
+			       rank, refusing, paths[i], (unsigned long long)inos[i], (unsigned long long)zero[i], hint);
+			same = false;
+		}
+	free(zero);
+	return same;
+}
+
+static bool p2_done(void *ctx) { return ((struct job_pass2 *)ctx)->inner.done(((struct job_pass2 *)ctx)->inner.ctx); }
+static int p2_tick(void *ctx)
+{
+	struct job_pass2 *p = ctx;
+	return p->inner.tick ? p->inner.tick(p->inner.ctx) : -1;
+}
+static void p2_start(void *ctx) { ((struct job_pass2 *)ctx)->inner.start(((struct job_pass2 *)ctx)->inner.ctx); }
+static void p2_join(void *ctx) { ((struct job_pass2 *)ctx)->inner.join(((struct job_pass2 *)ctx)->inner.ctx); }
+
+static void p2_snapshot(void *ctx, struct sbuf *out, bool stop)
+{
+	struct job_pass2 *p = ctx;
+	struct sbuf walk = {0};
+	p->inner.snapshot(p->inner.ctx, &walk, stop);
+	ser_begin(out, p->magic);
+	ser_u64(out, (uint64_t)p->ranks);
+	ser_u64(out, (uint64_t)(*p->base_s * 1e9));
+	ser_u64(out, *p->base_sessions);
+	for (size_t i = 0; i < p->nv; i++)
+		ser_u64(out, *p->v[i]);
+	ser_bytes(out, walk.data, walk.len);
+	ser_end(out);
+	sbuf_free(&walk);
+}
+
+struct run_hooks job_pass2_hooks(struct job_pass2 *p, const struct run_hooks *walk_hooks)
+{
+	p->inner = *walk_hooks;
+	struct run_hooks h = *walk_hooks;
+	h.ctx = p;
+	h.done = p2_done;
+	h.tick = walk_hooks->tick ? p2_tick : NULL;
+	h.snapshot = p2_snapshot;
+	h.start = p2_start;
+	h.join = p2_join;
+	return h;
+}
+
+bool job_pass2_unwrap(struct job_pass2 *p, const struct sbuf *snap, const char *name, const char *cmd,
+		      struct sbuf *walk)
+{
+	const char *why = "malformed";
+	struct deser d;
+	if (!deser_begin(&d, snap->data, snap->len, p->magic, &why)) {
+		warnx_("%s: cannot be used: %s (not a snapshot of myriad-mpi %s); remove the state directory or use "
+		       "--fresh", name, why, cmd);
+		return false;
+	}
+	uint64_t ranks = deser_u64(&d), ns = deser_u64(&d), sessions = deser_u64(&d), v[JOB_PASS2_VALUES];
+	for (size_t i = 0; i < p->nv; i++)
+		v[i] = deser_u64(&d);
+	size_t len;
+	const void *data = deser_bytes(&d, &len);
+	if (!deser_done(&d)) {
+		warnx_("%s: cannot be used: malformed; remove the state directory or use --fresh", name);
+		return false;
+	}
+	if (ranks != (uint64_t)p->ranks) {
+		warnx_("%s: saved by a job of %llu ranks, this one has %d: run it again with mpirun -np %llu to resume, "
+		       "or with --fresh to start over", name, (unsigned long long)ranks, p->ranks, (unsigned long long)ranks);
+		return false;
+	}
+	*p->base_s = ns / 1e9;
+	*p->base_sessions = sessions;
+	for (size_t i = 0; i < p->nv; i++)
+		*p->v[i] = v[i];
+	sbuf_add(walk, data, len);
+	return true;
 }

@@ -68,4 +68,43 @@ void job_spread_hists(struct hist *h, int n);
  * though another rank's last point may come just after rank 0's). */
 void job_spread_timeline(struct timeline *tl, uint64_t total);
 
+/* Collective: the job's state directory (rank 0's, where every rank keeps its tally), into
+ * dir[PATH_MAX] on every rank ("" without state). */
+void job_spread_state_dir(const struct job *j, char *dir);
+
+/*
+ * Collective: does this rank see rank 0's operands? paths[i] must be the directory rank 0 sees by
+ * that name, by inode number inos[i] (which a shared filesystem gives every client alike, where
+ * device numbers differ between machines), not another of the same name: a node where mpirun's
+ * working directory does not exist starts its rank in $HOME, where a relative operand names
+ * something else. n may differ between ranks (operands missing on some). refusing says what is
+ * refused ("refusing to remove"). false after saying why.
+ */
+bool job_spread_same_dirs(char *const *paths, const uint64_t *inos, size_t n, const char *refusing);
+
+/*
+ * A command's second pass on rank 0 alone, after the pass spread over the ranks (rm's directories,
+ * copy's directories and hard links): a walk of one process whose snapshots are the walk's
+ * wrapped with the job's number of ranks, the first pass's time and sessions and nv counters of
+ * the command's, so that a resume knows which pass the job is in and what the first one did.
+ * The command keeps the values; the wrapper reads and writes them through the pointers.
+ */
+#define JOB_PASS2_VALUES 4
+struct job_pass2 {
+	const char *magic; /* 8 characters, the command's */
+	int ranks;
+	double *base_s;           /* the first pass's time */
+	uint64_t *base_sessions;  /* the first pass's sessions (the one that went on counted once) */
+	uint64_t *v[JOB_PASS2_VALUES]; /* the command's counters from the first pass */
+	size_t nv;
+	struct run_hooks inner; /* the walk's, under job_pass2_hooks */
+};
+/* The hooks of p's walk (walk_hooks), its snapshots wrapped. */
+struct run_hooks job_pass2_hooks(struct job_pass2 *p, const struct run_hooks *walk_hooks);
+/* Rank 0: is snap (a job snapshot, its file name) a second pass's? Then its walk snapshot goes into
+ * walk and the values to p's pointers: true. false after saying why it cannot be used (cmd names
+ * the command: malformed, or saved by a job of another number of ranks). */
+bool job_pass2_unwrap(struct job_pass2 *p, const struct sbuf *snap, const char *name, const char *cmd,
+		      struct sbuf *walk);
+
 #endif

@@ -87,7 +87,7 @@ struct rm {
 #ifdef MYRIAD_MPI
 	struct job_spread js;
 	struct errlog quiet;	/* the unlink pass's failures: counted apart, never shown */
-	struct run_hooks inner; /* the directories pass's walk hooks, under rm_wrap_hooks */
+	struct job_pass2 pass2; /* the directories pass's snapshots */
 #endif
 };
 
@@ -461,71 +461,11 @@ static void rm_report(struct rm *c, const struct rm_opts *o, enum run_result res
  */
 #define RM_PASS2_MAGIC "MYRRMPH2"
 
-static bool rw_done(void *ctx) { return ((struct rm *)ctx)->inner.done(((struct rm *)ctx)->inner.ctx); }
-static int rw_tick(void *ctx)
+/* The directories pass's wrapper: the job's ranks, the unlink pass's time and sessions. */
+static void rm_pass2_init(struct rm *c)
 {
-	struct rm *c = ctx;
-	return c->inner.tick ? c->inner.tick(c->inner.ctx) : -1;
-}
-static void rw_start(void *ctx) { ((struct rm *)ctx)->inner.start(((struct rm *)ctx)->inner.ctx); }
-static void rw_join(void *ctx) { ((struct rm *)ctx)->inner.join(((struct rm *)ctx)->inner.ctx); }
-
-static void rw_snapshot(void *ctx, struct sbuf *out, bool stop)
-{
-	struct rm *c = ctx;
-	struct sbuf walk = {0};
-	c->inner.snapshot(c->inner.ctx, &walk, stop);
-	ser_begin(out, RM_PASS2_MAGIC);
-	ser_u64(out, (uint64_t)c->ranks);
-	ser_u64(out, (uint64_t)(c->base_s * 1e9));
-	ser_u64(out, c->base_sessions);
-	ser_bytes(out, walk.data, walk.len);
-	ser_end(out);
-	sbuf_free(&walk);
-}
-
-/* The directories pass's hooks: the walk's, its snapshots wrapped (RM_PASS2_MAGIC). */
-static struct run_hooks rm_wrap_hooks(struct rm *c, const struct run_hooks *walk_hooks)
-{
-	c->inner = *walk_hooks;
-	struct run_hooks h = *walk_hooks;
-	h.ctx = c;
-	h.done = rw_done;
-	h.tick = walk_hooks->tick ? rw_tick : NULL;
-	h.snapshot = rw_snapshot;
-	h.start = rw_start;
-	h.join = rw_join;
-	return h;
-}
-
-/* Rank 0: the walk snapshot inside a directories pass's job snapshot, into walk. false after
- * saying why it cannot be used (malformed, or saved by a job of another number of ranks). */
-static bool rm_unwrap(struct rm *c, const struct sbuf *snap, struct sbuf *walk)
-{
-	const char *why = "malformed";
-	const char *name = job_snapshot_name(&c->job);
-	struct deser d;
-	if (!deser_begin(&d, snap->data, snap->len, RM_PASS2_MAGIC, &why)) {
-		warnx_("%s: cannot be used: %s (not a snapshot of myriad-mpi rm); remove the state directory or use "
-		       "--fresh", name, why);
-		return false;
-	}
-	uint64_t ranks = deser_u64(&d), ns = deser_u64(&d), sessions = deser_u64(&d);
-	size_t len;
-	const void *p = deser_bytes(&d, &len);
-	if (!deser_done(&d)) {
-		warnx_("%s: cannot be used: malformed; remove the state directory or use --fresh", name);
-		return false;
-	}
-	if (ranks != (uint64_t)c->ranks) {
-		warnx_("%s: saved by a job of %llu ranks, this one has %d: run it again with mpirun -np %llu to resume, "
-		       "or with --fresh to start over", name, (unsigned long long)ranks, c->ranks, (unsigned long long)ranks);
-		return false;
-	}
-	c->base_s = ns / 1e9;
-	c->base_sessions = sessions;
-	sbuf_add(walk, p, len);
-	return true;
+	c->pass2 = (struct job_pass2){.magic = RM_PASS2_MAGIC, .ranks = c->ranks, .base_s = &c->base_s,
+				      .base_sessions = &c->base_sessions};
 }
 #endif
 
@@ -567,15 +507,6 @@ static const char *replaced_operand(struct walk *w, char **roots, size_t nroots,
 	return NULL;
 }
 
-/* The job is refused after its state was opened: it stays as it was, or goes if nothing was saved. */
-static void keep_or_drop_state(struct rm *c, const struct sbuf *snap)
-{
-	if (snap || ckpt_started(c->job.ckpt))
-		ckpt_close(c->job.ckpt); /* the job stays as it was */
-	else
-		ckpt_finish(c->job.ckpt); /* nothing was saved: leave no state behind */
-}
-
 /* Remove the operands roots (checked[i]: what each was when checked) with the job's walk, from its
  * snapshot snap (NULL: afresh), at rate entries per second. The exit code. */
 static int rm_walk(struct rm *c, const struct rm_opts *o, char **roots, size_t nroots, const struct guard_operand *checked,
@@ -593,12 +524,13 @@ static int rm_walk(struct rm *c, const struct rm_opts *o, char **roots, size_t n
 	const char *changed = replaced_operand(c->walk, roots, nroots, checked);
 	if (changed) {
 		walk_free(c->walk);
-		keep_or_drop_state(c, snap);
+		job_refused(&c->job);
 		return usage_error("refusing to remove '%s': it was replaced while it was checked", changed);
 	}
 	struct run_hooks hooks = walk_run_hooks(c->walk, rm_progress, NULL);
 #ifdef MYRIAD_MPI
-	hooks = rm_wrap_hooks(c, &hooks);
+	rm_pass2_init(c);
+	hooks = job_pass2_hooks(&c->pass2, &hooks);
 #endif
 	enum run_result res = job_execute(&c->job, &hooks);
 	rm_report(c, o, res);
@@ -667,39 +599,14 @@ static int rm_unlink_pass(struct rm *c, const struct rm_opts *o, char **roots, s
 	return 0;
 }
 
-/*
- * Collective: does this rank see rank 0's operands? Each must be the same directory, by inode
- * number (which a shared filesystem gives every client alike, where device numbers differ between
- * machines), not another of the same name: a node where mpirun's working directory does not exist
- * starts its rank in $HOME, where a relative operand names something else. false after saying why.
- */
-static bool same_operands(const struct rm *c, const struct rm_opts *o, char **roots, const struct guard_operand *checked,
-			  size_t nroots)
+/* Collective: does this rank see rank 0's operands (the same directories, by inode number)? */
+static bool same_operands(char **roots, const struct guard_operand *checked, size_t nroots)
 {
-	uint64_t *ids = xcalloc(o->nroots + 1, sizeof(*ids));
-	ids[0] = nroots;
+	uint64_t *ids = xcalloc(nroots + 1, sizeof(*ids));
 	for (size_t i = 0; i < nroots; i++)
-		ids[i + 1] = checked[i].id.ino;
-	uint64_t *zero = xcalloc(o->nroots + 1, sizeof(*zero));
-	memcpy(zero, ids, (o->nroots + 1) * sizeof(*ids));
-	spread_bcast(zero, (o->nroots + 1) * sizeof(*zero)); /* rank 0's, on every rank */
-	bool same = true;
-	if (zero[0] != nroots) {
-		warnx_("rank %d: %zu of the operands are there, where rank 0 sees %llu: every rank must see the same tree "
-		       "at the same path (and start in the same working directory, for relative paths)",
-		       c->rank, nroots, (unsigned long long)zero[0]);
-		same = false;
-	}
-	for (size_t i = 0; same && i < nroots; i++)
-		if (zero[i + 1] != ids[i + 1]) {
-			warnx_("rank %d: refusing to remove '%s': it is not the directory rank 0 sees by that name (inode %llu, "
-			       "rank 0's %llu): every rank must see the same tree at the same path (and start in the same "
-			       "working directory, for relative paths)",
-			       c->rank, roots[i], (unsigned long long)ids[i + 1], (unsigned long long)zero[i + 1]);
-			same = false;
-		}
+		ids[i] = checked[i].id.ino;
+	bool same = job_spread_same_dirs(roots, ids, nroots, "refusing to remove");
 	free(ids);
-	free(zero);
 	return same;
 }
 
@@ -717,8 +624,10 @@ static int rm_spread(struct rm *c, struct rm_opts *o, char **roots, size_t nroot
 	if (!rc && c->rank == 0) {
 		if (snap && snap->len >= 8 && !memcmp(snap->data, "MYRSPRD1", 8) && !c->dry_run)
 			pass = UNLINK;
-		else if (snap)
-			pass = rm_unwrap(c, snap, &walk_snap) ? DIRS : 0;
+		else if (snap) {
+			rm_pass2_init(c);
+			pass = job_pass2_unwrap(&c->pass2, snap, job_snapshot_name(&c->job), "rm", &walk_snap) ? DIRS : 0;
+		}
 		else
 			pass = c->dry_run ? DIRS : UNLINK;
 		if (!pass)
@@ -728,7 +637,7 @@ static int rm_spread(struct rm *c, struct rm_opts *o, char **roots, size_t nroot
 		job_spread_ready(&c->js, false);
 		sbuf_free(&walk_snap);
 		if (c->rank == 0 && !rc)
-			keep_or_drop_state(c, snap);
+			job_refused(&c->job);
 		return spread_max(rc ? rc : EXIT_USAGE);
 	}
 	pass = spread_max(pass);
@@ -741,15 +650,13 @@ static int rm_spread(struct rm *c, struct rm_opts *o, char **roots, size_t nroot
 	if (shared < 0) {
 		job_spread_ready(&c->js, false);
 		if (c->rank == 0)
-			keep_or_drop_state(c, snap);
+			job_refused(&c->job);
 		return spread_max(EXIT_USAGE);
 	}
 	if (!c->dry_run) {
 		/* Before anything is removed: each rank's tally settles what its earlier runs did. */
-		char tdir[PATH_MAX] = "";
-		if (c->job.ckpt)
-			snprintf(tdir, sizeof(tdir), "%s", ckpt_dir(c->job.ckpt));
-		spread_bcast(tdir, sizeof(tdir));
+		char tdir[PATH_MAX];
+		job_spread_state_dir(&c->job, tdir);
 		/* Slots for the workers of both passes (on rank 0, each pass's claim their own). */
 		c->tally = tally_open(*tdir ? tdir : NULL, (unsigned)c->rank, 2 * c->threads,
 				      resumed, rm_settle, NULL, &c->tally_exact);
@@ -758,7 +665,7 @@ static int rm_spread(struct rm *c, struct rm_opts *o, char **roots, size_t nroot
 	if (pass == UNLINK &&
 	    rm_unlink_pass(c, o, roots, nroots, checked, shared > 0 ? &c->js.rank_snap : NULL, snap, &res) != 0) {
 		if (c->rank == 0)
-			keep_or_drop_state(c, snap);
+			job_refused(&c->job);
 		return spread_max(EXIT_USAGE);
 	}
 	if (pass == DIRS)
@@ -835,7 +742,7 @@ static int rm_run(void *opts)
 		rc = check_operands(o, roots, checked, &nroots, &missing);
 	if (spread_all(!rc) && c.rank > 0)
 		rc = check_operands(o, roots, checked, &nroots, &missing);
-	if (spread_all(!rc) && !same_operands(&c, o, roots, checked, nroots))
+	if (spread_all(!rc) && !same_operands(roots, checked, nroots))
 		rc = EXIT_USAGE;
 	if (!spread_all(!rc)) {
 		job_spread_ready(&c.js, false);

@@ -14,79 +14,9 @@
 # inside): a hostile tree gone with one process's counts and status at 1, 2, 4 ranks; --dry-run; '..'
 # refused once; a mount point inside kept and reported once; unremovable entries (faultfs) reported
 # once each; kill -9 of a rank, then the same command: tree gone, counts exact, sessions; another -np
-# refused. Other commands across ranks are refused (exit 2).
+# refused. Commands that do not run across ranks (find) are refused (exit 2). copy: mpi_copy.sh.
 . "$(dirname "$0")/../lib.sh"
-if ! command -v mpirun >/dev/null || ! command -v mpicc >/dev/null; then
-	skip "mpirun or mpicc not installed (apt-get install openmpi-bin libopenmpi-dev)"
-	exit 0
-fi
-if ! make -s -j1 -C "$TOP" mpi >/dev/null; then
-	fail "make mpi failed"
-	exit 0
-fi
-MPI=$TOP/build/myriad-mpi
-S=$(scratch)
-export XDG_STATE_HOME=$S/state TMPDIR=$S/tmp
-mkdir -p "$TMPDIR"
-# mpirun NP ARGS...: myriad-mpi under mpirun (as root too; more ranks than CPUs).
-run_mpi() {
-	local np=$1
-	shift
-	timeout 300 mpirun --allow-run-as-root --oversubscribe -np "$np" "$MPI" "$@"
-}
-# nonzero_ranks JSON: how many ranks counted entries.
-nonzero_ranks() { grep -o '"rank_entries":\[[0-9,]*\]' "$1" | grep -o '[0-9][0-9]*' | grep -vc '^0$'; }
-parts_left() { find "$S" -xdev -name '.myriad-part*' | wc -l; }
-# kill_rank_after_checkpoint NP ARGS...: as kill9_after_checkpoint, for a job: one rank is killed
-# (mpirun then ends the job). Status 0 when the job was killed, 2 when it had already completed
-# (its state removed: the next run starts afresh), 1 when no rank was found.
-kill_rank_after_checkpoint() {
-	local np=$1 pid mark victim
-	shift
-	mark=$(mktemp "$S/k.mark.XXXXXX")
-	run_mpi "$np" "$@" >/dev/null 2>&1 &
-	pid=$!
-	wait_for_glob "$S/state/myriad/*/snapshot" 20 "$mark" || fail "np $np: no checkpoint within 20 s"
-	rm -f "$mark"
-	sleep "0.$((RANDOM % 5 + 1))"
-	victim=$(pgrep -f "^$MPI $1" | shuf -n 1) # a rank, not mpirun
-	[ -n "$victim" ] && kill -9 "$victim" 2>/dev/null
-	wait $pid 2>/dev/null
-	[ -n "$(ls "$S/state/myriad")" ] || return 2 # completed: its state is gone
-	[ -n "$victim" ]
-}
-# kill_jobs LABEL NP N ARGS...: N jobs of NP ranks (myriad-mpi ARGS), each with a rank killed after
-# a checkpoint (kill_rank_after_checkpoint). kills: how many since the last job that completed
-# (which removed the state: the next run starts afresh). Fails only when no job at all was killed
-# (a job may complete before its kill on a busy machine).
-kill_jobs() {
-	local label=$1 np=$2 n=$3 killed=0
-	shift 3
-	kills=0
-	for _ in $(seq "$n"); do
-		kill_rank_after_checkpoint "$np" "$@"
-		case $? in 0) kills=$((kills + 1)) killed=$((killed + 1)) ;; 2) kills=0 ;; esac
-	done
-	[ $killed -gt 0 ] && ok "$label: $killed jobs killed mid-run" || fail "$label: no job was killed"
-}
-# kill_three_times CMD ARGS...: kill_jobs with three jobs of 2 ranks.
-kill_three_times() { kill_jobs "$1 np 2" 2 3 "$@"; }
-
-# other_np_refused CMD WAIT ARGS...: a job of 2 ranks (CMD ARGS, checkpointing every 0.05 s) with a
-# rank killed after WAIT seconds, then the same command with 4 ranks: refused (exit 2), naming -np 2.
-other_np_refused() {
-	local cmd=$1 wait=$2 pid
-	shift 2
-	run_mpi 2 "$cmd" --checkpoint-interval 0.05 "$@" >/dev/null 2>&1 &
-	pid=$!
-	sleep "$wait"
-	kill -9 "$(pgrep -f "^$MPI $cmd" | tail -1)" 2>/dev/null
-	wait $pid
-	run_mpi 4 "$cmd" "$@" >/dev/null 2>"$S/np.refused"
-	expect_eq "$cmd: a resume with another -np is refused (exit 2)" 2 $?
-	grep -q 'mpirun -np 2' "$S/np.refused" && ok "$cmd: the refusal names -np 2" ||
-		fail "$cmd -np: $(cat "$S/np.refused")"
-}
+. "$(dirname "$0")/../lib_mpi.sh"
 
 T=$S/tree
 make_hostile_tree "$T"
@@ -386,11 +316,11 @@ if is_root; then
 	# removed JSON: the entries an rm says it removed, and whether its counts are exact.
 	removed() { echo "$(($(json_num "$1" files) + $(json_num "$1" directories))) $(grep -o '"counts_exact":[a-z]*' "$1" | cut -d: -f2)"; }
 	gone() { [ -e "$1" ] && echo "left" || echo "gone"; }
-	cp -a "$R/t0" "$R/one"
+	"$MYRIAD" copy --no-state "$R/t0" "$R/one" >/dev/null
 	"$MYRIAD" rm --json "$R/r1.json" "$R/one" >/dev/null 2>&1
 	want_rrc=$?
 	for P in 1 2 4; do
-		cp -a "$R/t0" "$R/np$P"
+		"$MYRIAD" copy --no-state "$R/t0" "$R/np$P" >/dev/null
 		run_mpi $P rm --json "$R/r$P.json" "$R/np$P" >"$R/rsum$P" 2>&1
 		expect_eq "rm np $P: exit status as one process ($want_rrc)" $want_rrc $?
 		[ ! -e "$R/np$P" ] && ok "rm np $P: the tree is gone" || fail "rm np $P: left $(find "$R/np$P" | head -3)"
@@ -398,7 +328,7 @@ if is_root; then
 		expect_eq "rm np $P: one summary (rank 0's)" 1 "$(grep -c '^rm: ' "$R/rsum$P")"
 	done
 	expect_eq "rm np 4: the JSON names 4 ranks" 4 "$(json_num "$R/r4.json" ranks)"
-	cp -a "$R/t0" "$R/dry"
+	"$MYRIAD" copy --no-state "$R/t0" "$R/dry" >/dev/null
 	"$MYRIAD" rm --dry-run --json "$R/d1.json" "$R/dry" >/dev/null 2>&1
 	before=$(find "$R/dry" | wc -l)
 	run_mpi 2 rm --dry-run --json "$R/d2.json" "$R/dry" >/dev/null 2>&1
@@ -440,17 +370,7 @@ if is_root; then
 		else
 			fail "faultfs (rm) did not mount"
 		fi
-		# slow_tree X RULE...: 3,000 files in $R/Xb/t behind faultfs at $R/Xm with the RULEs (the
-		# first that fires decides); total: its entries.
-		slow_tree() {
-			local x=$1 r=()
-			shift
-			"$MKTREE" "$R/${x}b/t" --files 3000 --fanout 30
-			total=$(($(find "$R/${x}b/t" | wc -l)))
-			for rule; do r+=(--rule "$rule"); done
-			mount_faultfs "$R/${x}b" "$R/${x}m" "${r[@]}"
-		}
-		if slow_tree k 'all:*:delay=1'; then
+		if slow_tree "$R" k 'all:*:delay=1'; then
 			rargs=(-j 1 --checkpoint-interval 0.05 --json "$R/rk.json" "$R/km/t")
 			kill_three_times rm "${rargs[@]}"
 			[ -e "$R/kb/t" ] || "$MKTREE" "$R/kb/t" --files 3000 --fanout 30 # the last job completed
@@ -469,7 +389,7 @@ if is_root; then
 		fi
 		# Killed in the unlink pass, then resumed: the directories pass's failure (d2 cannot be
 		# removed) goes to --errors once (its log is opened afresh, not by the unlink pass's walk).
-		if slow_tree e 'rmdir:/t/d2:EBUSY' 'all:*:delay=1'; then
+		if slow_tree "$R" e 'rmdir:/t/d2:EBUSY' 'all:*:delay=1'; then
 			eargs=(-j 1 --checkpoint-interval 0.05 --errors "$R/e.jsonl" "$R/em/t")
 			kill_jobs "rm np 2 --errors" 2 1 rm "${eargs[@]}"
 			run_mpi 2 rm "${eargs[@]}" >/dev/null 2>"$R/e.err"
@@ -481,7 +401,7 @@ if is_root; then
 			fail "faultfs (rm --errors) did not mount"
 		fi
 		# Killed while rank 0 removes the directories (rmdir slowed down): resumed from that pass.
-		if slow_tree p 'rmdir:*:delay=40'; then
+		if slow_tree "$R" p 'rmdir:*:delay=40'; then
 			pargs=(-j 1 --checkpoint-interval 0.05 --json "$R/p.json" "$R/pm/t")
 			run_mpi 2 rm "${pargs[@]}" >/dev/null 2>&1 &
 			pp=$!
@@ -510,7 +430,7 @@ else
 fi
 
 # Other commands across ranks: refused before any work.
-mkdir -p "$S/csrc"
-run_mpi 2 copy --no-state "$S/csrc" "$S/cdst" >/dev/null 2>"$S/cerr"
-expect_eq "copy across 2 ranks: exit 2" 2 $?
-[ ! -e "$S/cdst" ] && ok "copy across 2 ranks: refused before any work" || fail "copy across ranks wrote $S/cdst"
+mkdir -p "$S/fsrc"
+run_mpi 2 find "$S/fsrc" -fprint "$S/fout" >/dev/null 2>"$S/ferr"
+expect_eq "find across 2 ranks: exit 2" 2 $?
+[ ! -e "$S/fout" ] && ok "find across 2 ranks: refused before any work" || fail "find across ranks wrote $S/fout"
