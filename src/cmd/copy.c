@@ -642,6 +642,15 @@ static int copy_files_pass(struct copy *c, const struct copy_opts *o, const stru
 	return ok ? 0 : -1;
 }
 
+/* Rank 0, a job refused after it began: its state stays as it was (or goes when nothing was saved),
+ * and a DST made by this run goes (it is empty). */
+static void copy_refused(struct copy *c)
+{
+	job_refused(&c->job);
+	if (c->made_dst)
+		rmdir(c->dst);
+}
+
 /* Collective: does every rank see rank 0's SRC (dst: DST, open) as the same directory, by inode
  * number? */
 static bool same_dirs(const struct copy *c, bool dst)
@@ -678,7 +687,7 @@ static int copy_spread(struct copy *c, const struct copy_opts *o, uint64_t rate,
 	if (shared < 0) {
 		job_spread_ready(&c->js, false);
 		if (c->rank == 0)
-			job_refused(&c->job);
+			copy_refused(c);
 		sbuf_free(&walk_snap);
 		return spread_max(EXIT_USAGE);
 	}
@@ -693,7 +702,7 @@ static int copy_spread(struct copy *c, const struct copy_opts *o, uint64_t rate,
 	enum run_result res = RUN_DONE;
 	if (pass == FILES && copy_files_pass(c, o, shared > 0 ? &c->js.rank_snap : NULL, snap, bwlimit, &res) != 0) {
 		if (c->rank == 0)
-			job_refused(&c->job);
+			copy_refused(c);
 		return spread_max(EXIT_USAGE);
 	}
 	if (pass == RANK0)
@@ -769,8 +778,10 @@ static int copy_ranks(struct copy *c, struct copy_opts *o)
 	int rc = job_spread_begin(&c->js, &o->jo, NULL, NULL, 0);
 	c->rank = c->js.rank;
 	c->ranks = c->js.ranks;
-	c->spread = c->ranks > 1 && !c->check && !c->dry_run;
-	if (!c->spread) { /* one rank, or nothing written: rank 0 alone, as one process */
+	/* (One rank too, so that a job's snapshots are of one kind whatever -np: a resume with another
+	 * is refused saying which.) */
+	c->spread = !c->check && !c->dry_run;
+	if (!c->spread) { /* nothing written: rank 0 alone, as one process */
 		bool ok = job_spread_ready(&c->js, !rc);
 		if (ok && c->rank == 0) {
 			o->jo.rate = rate;
@@ -779,34 +790,38 @@ static int copy_ranks(struct copy *c, struct copy_opts *o)
 		spread_barrier();
 		return spread_max(ok ? rc : rc ? rc : EXIT_USAGE);
 	}
-	/* Rank 0 checks the operands first (and alone says why it refuses them); then every other
-	 * rank, which must also see rank 0's SRC. Rank 0 makes DST, which every rank must then see. */
-	bool dst_exists = false, begun = false, made = false;
-	if (!rc && c->rank == 0)
+	/* Rank 0 checks the operands (alone saying why it refuses them) and makes DST; then every other
+	 * rank checks them, once DST is there (none looks it up before: a network filesystem's client
+	 * may remember that it was not), and must see rank 0's SRC and DST. */
+	bool dst_exists = false, begun = false;
+	if (!rc && c->rank == 0) {
 		rc = check_operands(c);
+		if (!rc)
+			begun = (rc = copy_begin(c, o, &dst_exists)) == 0;
+		if (!rc) {
+			begun = (rc = copy_open_dst(c, dst_exists)) == 0; /* (a failure finished the state) */
+			c->made_dst = begun && !dst_exists;
+		}
+	}
 	if (spread_all(!rc) && c->rank > 0)
 		rc = check_operands(c);
 	if (spread_all(!rc) && !same_dirs(c, false))
 		rc = EXIT_USAGE;
-	if (spread_all(!rc))
-		begun = (rc = copy_begin(c, o, &dst_exists)) == 0;
-	if (spread_all(!rc) && c->rank == 0) {
-		begun = (rc = copy_open_dst(c, dst_exists)) == 0; /* (a failure finished the state) */
-		made = begun && !dst_exists;
-	}
-	if (spread_all(!rc) && c->rank > 0 && copy_open_dst(c, true) != 0) {
-		warnx_("rank %d: does not see DST '%s', which rank 0 has: every rank must see the same tree at the same path "
-		       "(and start in the same working directory, for relative paths)", c->rank, c->dst);
-		rc = EXIT_USAGE;
+	if (spread_all(!rc) && c->rank > 0) {
+		rc = copy_begin(c, o, &dst_exists);
+		if (!rc && copy_open_dst(c, true) != 0) {
+			warnx_("rank %d: does not see DST '%s', which rank 0 has: every rank must see the same tree at the "
+			       "same path (and start in the same working directory, for relative paths)",
+			       c->rank, c->dst);
+			rc = EXIT_USAGE;
+		}
 	}
 	if (spread_all(!rc) && !same_dirs(c, true))
 		rc = EXIT_USAGE;
 	if (!spread_all(!rc)) {
 		job_spread_ready(&c->js, false);
 		if (c->rank == 0 && begun)
-			job_refused(&c->job);
-		if (made)
-			rmdir(c->dst); /* made for this job, which is refused: empty */
+			copy_refused(c);
 		return spread_max(rc ? rc : EXIT_USAGE);
 	}
 	return copy_spread(c, o, rate, o->bwlimit);

@@ -98,6 +98,7 @@ struct copy {
 	 * 0's pass over the whole tree (see there). */
 	int rank, ranks;
 	bool spread, files_pass, after_files_pass;
+	bool made_dst; /* rank 0: this run made DST (a refused job removes it) */
 	/* On rank 0 once the files pass is over: what it did on the other ranks (their tallies) and on
 	 * all (entries found up to date, files read ahead), its time and sessions. */
 	uint64_t base_files, base_links, base_others, base_bytes, base_skipped, base_ahead, base_sessions;

@@ -54,6 +54,8 @@ bool copy_entry(void *ctx, void *lp, const struct walk_dir *d, const struct walk
 	}
 	if (c->check)
 		return copy_check_entry(c, l, d, e, dfd, have, errs);
+	if (c->files_pass && have && S_ISDIR(have->st_mode) && e->type != DT_DIR)
+		return true; /* a DST tree in its way: rank 0's pass deletes it, counted, within --max-delete */
 	bool done = have && copy_up_to_date(e->stx, have);
 	if (c->dry_run) {
 		if (done && e->type != DT_DIR)

@@ -89,6 +89,23 @@ expect_eq "copy np 2 --delete: exit 0" 0 $?
 same_as_src "$W/one" "$W/del2" && ok "copy np 2 --delete: the extras are gone, DST equals one process's copy" ||
 	fail "copy np 2 --delete: DST differs: $(find "$W/del2" -name 'extra*' -o -name gone)"
 
+# DST trees where SRC has files (--delete replaces them): deleted once, by rank 0's pass, counted
+# and within --max-delete as one process's (a rank of the files pass deleted them uncounted, and
+# with no budget yet, said "--max-delete reached" and made the job fail).
+for i in $(seq 20); do
+	mkdir -p "$W/xs/d$i" "$W/xd1/d$i/x/sub" "$W/xd2/d$i/x/sub"
+	echo "$i" >"$W/xs/d$i/x"
+	touch "$W/xd1/d$i/x/a" "$W/xd1/d$i/x/sub/b" "$W/xd2/d$i/x/a" "$W/xd2/d$i/x/sub/b"
+done
+"$MYRIAD" copy --no-state --delete --max-delete 1000 --json "$W/x1.json" "$W/xs" "$W/xd1" >/dev/null 2>&1
+want=$?
+run_mpi 2 copy --no-state --delete --max-delete 1000 --json "$W/x2.json" "$W/xs" "$W/xd2" >/dev/null 2>"$W/x2.err"
+rc=$?
+expect_eq "copy np 2 --delete, DST trees where SRC has files: one process's status and counts, no limit said" \
+	"$want $(ckeys "$W/x1.json")0" "$rc $(ckeys "$W/x2.json")$(grep -c 'max-delete' "$W/x2.err")"
+same_as_src "$W/xd1" "$W/xd2" && ok "copy np 2 --delete, DST trees where SRC has files: DST equals one process's" ||
+	fail "copy np 2 --delete, DST trees where SRC has files: DST differs"
+
 # A rank that sees another SRC by the same name (mpirun starts each rank in its own directory
 # here): refused (exit 2) before anything is written, rank 1 saying why.
 mkdir -p "$W/wa/x/sub" "$W/wb/x/sub"
@@ -163,6 +180,9 @@ if [ -e /dev/fuse ]; then
 		fi
 		expect_eq "copy np 2: no state and no rank's tally left" "" "$(ls -A "$S/state/myriad" 2>/dev/null)"
 		other_np_refused copy 1.5 -j 1 "$W/km/t" "$W/kdst2"
+		run_mpi 1 copy -j 1 "$W/km/t" "$W/kdst2" >/dev/null 2>"$W/np1.refused"
+		expect_eq "copy: a resume with one rank is refused too (exit 2), naming -np 2" "2 1" \
+			"$? $(grep -c 'mpirun -np 2' "$W/np1.refused")"
 		run_mpi 2 copy -j 1 "$W/km/t" "$W/kdst2" >/dev/null 2>&1
 		expect_eq "copy: the same -np then completes" 0 $?
 	else
