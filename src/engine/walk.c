@@ -9,9 +9,15 @@
  * time (it stops mid-buffer and seeks back to the cookie), so the mark holds even while every
  * worker reads a wide directory at once: the frontier stays under HIGH_WATER + threads x KIDS_MAX.
  *
+ * Shared walks (across MPI ranks) also have slices: a record for a run of a directory's entries
+ * (from its cookie, so many entries up to the cookie of the last), cut off a directory being read
+ * when other ranks ask for work and the frontier has none (split_off), so that one huge directory
+ * on a slow filesystem is read by every rank. A shared walk reads small buffers while they are slow
+ * to visit, so that a slice can be cut every few hundred entries.
+ *
  * Snapshot ("MYRWALK1", see ser.h): elapsed ns, sessions, error count and --errors length, the
  * visitor's blob, then every record of the stack and every worker's current directory with the
- * cookie of its last committed batch. A post-order walk that resumes exactly (no
+ * cookie of its last committed batch (a slice with its entries left and end cookie). A post-order walk that resumes exactly (no
  * restart_on_resume) saves every open directory instead, parents before children: the frontier's
  * records and the directories that wait for them, each with its parent's number, its flags and
  * the visitor's per-directory state; a resume rebuilds that tree, so every directory still gets
@@ -42,6 +48,9 @@
 #define KIDS_MAX 128             /* subdirectories a worker finds before it commits them */
 #define HELD_MAX 8               /* directories a worker keeps open to open their children by name */
 #define SHARE_NS 200000          /* a chunk's stats this slow (ns so far): idle workers are asked to help */
+#define SLICE_BYTES 4096         /* the getdents buffer a slice of a directory is cut from (~120 short names) */
+#define SLICE_SLOW_NS 5000000    /* a buffer visited faster than this: the directory is not sliced */
+#define SLICE_ASKS_MAX 16        /* slices cut at once */
 
 struct rec {
 	uint64_t cookie;
@@ -52,6 +61,9 @@ struct rec {
 	bool keep;          /* post-order: something under it stays */
 	bool unread;        /* it could not be opened or read to the end */
 	bool mount;         /* with xdev: a mount point, left alone */
+	bool slice;         /* a slice of a directory (split_off): its next left entries, up to end */
+	uint64_t end;       /* slice: the cookie of its last entry */
+	uint64_t left;      /* slice: entries still to read (from cookie) */
 	uint64_t snap;      /* tree snapshots: the last one that saved it, its number there, and the */
 	uint64_t front;     /* last one that found it on the frontier (to be read on) */
 	uint32_t idx;
@@ -104,6 +116,7 @@ struct worker {
 	struct rec **kids;
 	size_t nkids, capkids;
 	uint64_t pending_cookie;
+	uint64_t pending_left; /* a slice's entries left to read after pending_cookie */
 	size_t batch_bytes;
 	char *buf;
 	const struct linux_dirent64 **order;
@@ -123,6 +136,7 @@ struct walk {
 	int busy;
 	int waiting;
 	struct share *share; /* a chunk's stats open to idle workers (at most one at a time) */
+	atomic_uint split_asks; /* shared: requests of other ranks the frontier had nothing for */
 	bool stopping;
 	atomic_bool cancelled; /* walk_cancel: no more directories are read */
 	bool ended;            /* shared walks: walk_end was called */
@@ -171,6 +185,8 @@ static struct rec *rec_new(struct walk *w, uint32_t root, const char *path, size
 	r->keep = false;
 	r->unread = false;
 	r->mount = false;
+	r->slice = false;
+	r->end = r->left = 0;
 	r->root = root;
 	r->relstart = relstart;
 	r->pathlen = pathlen;
@@ -236,6 +252,16 @@ static size_t buf_size_for(size_t pathlen)
 	return n;
 }
 
+/* A record for the frontier, committed with the worker's next batch. */
+static void push_kid(struct worker *wk, struct rec *r)
+{
+	if (wk->nkids == wk->capkids) {
+		wk->capkids = wk->capkids ? 2 * wk->capkids : 64;
+		wk->kids = xrealloc(wk->kids, wk->capkids * sizeof(*wk->kids));
+	}
+	wk->kids[wk->nkids++] = r;
+}
+
 static void add_kid(struct worker *wk, const struct rec *parent, const struct walk_entry *e)
 {
 	struct sbuf *p = &wk->scratch;
@@ -245,15 +271,11 @@ static void add_kid(struct worker *wk, const struct rec *parent, const struct wa
 	size_t relstart = parent->relstart;
 	if (parent->relstart == parent->pathlen) /* parent is an operand */
 		relstart = p->len - e->namelen;
-	if (wk->nkids == wk->capkids) {
-		wk->capkids = wk->capkids ? 2 * wk->capkids : 64;
-		wk->kids = xrealloc(wk->kids, wk->capkids * sizeof(*wk->kids));
-	}
 	struct rec *kid = rec_new(wk->w, parent->root, p->data, p->len, relstart, 0);
 	kid->pserial = parent->serial;
 	if (wk->w->cfg.visitor.dir_init)
 		wk->w->cfg.visitor.dir_init(wk->w->cfg.visitor.ctx, rec_state(wk->w, kid), e);
-	wk->kids[wk->nkids++] = kid;
+	push_kid(wk, kid);
 }
 
 /* Post-order: finish r (wk->finishing already) and every ancestor it was the last to wait for,
@@ -318,6 +340,7 @@ static bool commit(struct worker *wk, struct rec *r, bool done)
 	bool park = false;
 	if (!done) {
 		r->cookie = wk->pending_cookie;
+		r->left = wk->pending_left;
 		park = w->nstack + wk->nkids > HIGH_WATER;
 	}
 	if (atomic_load_explicit(&w->cancelled, memory_order_relaxed)) {
@@ -493,9 +516,13 @@ static bool visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir
 	size_t count = 0, dirs = 0;
 	bool whole = true;
 	for (ssize_t off = 0; off < n;) {
+		if (r->slice && !wk->pending_left)
+			break; /* the rest is another's */
 		const struct linux_dirent64 *de = (const void *)(wk->buf + off);
 		off += de->d_reclen;
 		wk->pending_cookie = de->d_off;
+		if (r->slice)
+			wk->pending_left = (uint64_t)de->d_off == r->end ? 0 : wk->pending_left - 1;
 		if (dir_is_dot(de->d_name))
 			continue;
 		if (w->cfg.nexcludes && excluded(w, de->d_name)) {
@@ -615,6 +642,44 @@ static void release_dir(struct worker *wk, uint64_t serial, int fd)
 		held_push(wk, serial, fd);
 }
 
+/*
+ * Other ranks asked for work and this rank had none to give but the directories its workers are
+ * reading (walk_give counted the asks): up to k next getdents buffers of r, small ones, become
+ * slices, records of their own (r's path, the cookie a slice starts at, its number of entries and
+ * its last one's cookie) that any rank can take; r reads on after them. The slices go onto the
+ * frontier in the same commit that moves r's cookie past them, so a snapshot has each entry in
+ * exactly one record. One huge directory is then not one rank's job. Returns 1 when slices were
+ * made, 0 when r is at its end (or its read failed: the caller's read meets it), -1 when the
+ * commit parked r.
+ */
+static int split_off(struct worker *wk, struct rec *r, int fd, unsigned k)
+{
+	struct walk *w = wk->w;
+	unsigned made = 0;
+	while (made < k) {
+		ssize_t n = dir_read(fd, wk->buf, SLICE_BYTES);
+		if (n <= 0)
+			break;
+		uint64_t count = 0, end = 0;
+		for (ssize_t off = 0; off < n;) {
+			const struct linux_dirent64 *de = (const void *)(wk->buf + off);
+			off += de->d_reclen;
+			end = de->d_off;
+			count++;
+		}
+		struct rec *s = rec_new(w, r->root, r->path, r->pathlen, r->relstart, wk->pending_cookie);
+		s->slice = true;
+		s->end = end;
+		s->left = count;
+		push_kid(wk, s);
+		wk->pending_cookie = end;
+		made++;
+	}
+	if (!made)
+		return 0;
+	return commit(wk, r, false) ? -1 : 1;
+}
+
 static void visit_dir(struct worker *wk, struct rec *r)
 {
 	struct walk *w = wk->w;
@@ -646,10 +711,27 @@ static void visit_dir(struct worker *wk, struct rec *r)
 	if (r->cookie && lseek(fd, (off_t)r->cookie, SEEK_SET) < 0)
 		goto fail;
 	wk->pending_cookie = r->cookie;
+	wk->pending_left = r->left;
 	struct walk_dir d = {r->path, r->pathlen, fd, r->root, w->rootfd[r->root], r->relstart, false, false,
 			     rec_state(w, r)};
-	size_t size = buf_size_for(r->pathlen);
+	/* A shared walk reads small buffers while they are slow to visit, so that a huge directory on a
+	 * slow filesystem can be sliced for other ranks every few hundred entries (split_off). */
+	size_t full = buf_size_for(r->pathlen), size = w->cfg.shared && !r->slice && SLICE_BYTES < full ? SLICE_BYTES : full;
 	for (;;) {
+		if (r->slice && !wk->pending_left)
+			break;
+		unsigned asks = r->slice ? 0 : atomic_exchange_explicit(&w->split_asks, 0, memory_order_relaxed);
+		if (asks) {
+			uint64_t serial = r->serial; /* r is the frontier's again once parked */
+			int s = split_off(wk, r, fd, asks);
+			if (s < 0) {
+				release_dir(wk, serial, fd);
+				return; /* parked */
+			}
+			if (s > 0)
+				continue;
+		}
+		uint64_t t0 = size < full ? now_ns() : 0;
 		ssize_t n = dir_read(fd, wk->buf, size);
 		if (n <= 0) {
 			if (n < 0 && !vanished(errno)) {
@@ -659,7 +741,11 @@ static void visit_dir(struct worker *wk, struct rec *r)
 			break;
 		}
 		bool whole = visit_buffer(wk, r, &d, n);
+		if (t0 && now_ns() - t0 < SLICE_SLOW_NS)
+			size = full; /* fast: no slicing will be needed */
 		if (atomic_load_explicit(&w->cancelled, memory_order_relaxed))
+			break;
+		if (r->slice && !wk->pending_left)
 			break;
 		uint64_t serial = r->serial; /* r is the frontier's again once parked */
 		if ((!whole || wk->batch_bytes >= BATCH_BYTES) && commit(wk, r, false)) {
@@ -728,12 +814,51 @@ static void visit_roots(struct walk *w)
 	free(enter);
 }
 
+static bool rec_valid(const struct walk *w, uint64_t root, const char *p, size_t len, uint64_t relstart);
+
+/* A frontier record: its operand's number, cookie, relstart and path; a slice's number carries
+ * REC_SLICE and its end cookie and entries left follow (records without it read as before). */
+#define REC_SLICE (1ull << 63)
 static void save_rec(struct sbuf *b, const struct rec *r)
 {
-	ser_u64(b, r->root);
+	ser_u64(b, r->root | (r->slice ? REC_SLICE : 0));
 	ser_u64(b, r->cookie);
 	ser_u64(b, r->relstart);
 	ser_bytes(b, r->path, r->pathlen);
+	if (r->slice) {
+		ser_u64(b, r->end);
+		ser_u64(b, r->left);
+	}
+}
+
+/* Read a frontier record save_rec wrote into r (path pointing into d): false when malformed. */
+struct rec_in {
+	uint64_t root, cookie, relstart, end, left;
+	bool slice;
+	const char *path;
+	size_t len;
+};
+static bool read_rec(const struct walk *w, struct deser *d, struct rec_in *r)
+{
+	r->root = deser_u64(d);
+	r->cookie = deser_u64(d);
+	r->relstart = deser_u64(d);
+	r->path = deser_bytes(d, &r->len);
+	r->slice = r->root & REC_SLICE;
+	r->root &= ~REC_SLICE;
+	r->end = r->slice ? deser_u64(d) : 0;
+	r->left = r->slice ? deser_u64(d) : 0;
+	return !d->bad && rec_valid(w, r->root, r->path, r->len, r->relstart) && (!r->slice || r->left);
+}
+
+/* A new record from what read_rec read. */
+static struct rec *rec_from(struct walk *w, const struct rec_in *in)
+{
+	struct rec *r = rec_new(w, (uint32_t)in->root, in->path, in->len, in->relstart, in->cookie);
+	r->slice = in->slice;
+	r->end = in->end;
+	r->left = in->left;
+	return r;
 }
 
 enum { REC_FRONTIER = 1, REC_KEEP = 2, REC_UNREAD = 4, REC_MOUNT = 8 };
@@ -955,18 +1080,17 @@ static bool load_snapshot(struct walk *w, const struct sbuf *snap)
 	}
 	uint64_t n = w->tree_snap ? 0 : deser_u64(&d);
 	for (uint64_t i = 0; i < n && !d.bad; i++) {
-		uint64_t root = deser_u64(&d), cookie = deser_u64(&d), relstart = deser_u64(&d);
-		size_t len;
-		const char *p = deser_bytes(&d, &len);
+		struct rec_in in;
+		bool valid = read_rec(w, &d, &in);
 		/* Work that consumed the tree finds what is left by walking again (its operands may be
 		 * gone by now): its records are skipped. */
 		if (w->cfg.restart_on_resume && !d.bad)
 			continue;
-		if (d.bad || !rec_valid(w, root, p, len, relstart)) {
+		if (!valid) {
 			why = "a frontier record is malformed";
 			goto bad;
 		}
-		stack_push(w, rec_new(w, root, p, len, relstart, cookie));
+		stack_push(w, rec_from(w, &in));
 	}
 	if (!deser_done(&d))
 		goto bad;
@@ -1257,6 +1381,12 @@ size_t walk_give(struct walk *w, struct sbuf *b, size_t max)
 		n = max;
 	if (w->stopping)
 		n = 0;
+	/* Nothing to spare but directories being read (one huge directory): a worker cuts a slice off
+	 * its directory for the next request (split_off). Not post-order (its dir_done would have to
+	 * wait for every slice). */
+	if (!n && !w->stopping && w->busy && w->cfg.shared && !w->cfg.visitor.dir_done &&
+	    atomic_load(&w->split_asks) < SLICE_ASKS_MAX)
+		atomic_fetch_add(&w->split_asks, 1);
 	for (size_t i = 0; i < n; i++) {
 		save_rec(b, w->stack[i]);
 		free(w->stack[i]);
@@ -1275,13 +1405,11 @@ bool walk_add(struct walk *w, const void *p, size_t len)
 		if (pass)
 			pthread_mutex_lock(&w->lock);
 		while (d.pos < d.len && !d.bad) {
-			uint64_t root = deser_u64(&d), cookie = deser_u64(&d), relstart = deser_u64(&d);
-			size_t plen;
-			const char *path = deser_bytes(&d, &plen);
-			if (d.bad || !rec_valid(w, root, path, plen, relstart))
+			struct rec_in in;
+			if (!read_rec(w, &d, &in))
 				return false; /* first pass only: the second reads what the first checked */
 			if (pass)
-				stack_push(w, rec_new(w, root, path, plen, relstart, cookie));
+				stack_push(w, rec_from(w, &in));
 		}
 		if (!pass && !deser_done(&d))
 			return false;

@@ -183,7 +183,10 @@ void walk_stuck(struct walk *w, struct sbuf *line, double min_s);
 bool walk_idle(struct walk *w);
 /* Move up to max directories from the bottom of the frontier (the shallowest: the biggest
  * subtrees) into b, for another rank: half the frontier, or all of it but what an idle worker is
- * about to take. Returns how many (0: nothing to spare). A parked directory goes with its cookie. */
+ * about to take. Returns how many (0: nothing to spare). A parked directory goes with its cookie.
+ * With nothing to spare while workers read directories (one huge directory), it asks them to cut
+ * slices off what they read for the next requests: a slice is a record of its own (a few hundred
+ * entries from a cookie on), taken and checkpointed like a directory. Not for post-order walks. */
 size_t walk_give(struct walk *w, struct sbuf *b, size_t max);
 /* Push the directories walk_give wrote (from another rank) onto the frontier; false when the
  * records are malformed (nothing pushed). */

@@ -160,6 +160,35 @@ for P in 2 4; do
 	expect_eq "np $P: kill -9: no output part left behind" 0 "$(parts_left)"
 done
 
+# One huge directory on a slow filesystem is sliced between the ranks (walk_give asks the worker
+# reading it to cut slices of a few hundred entries off it): more than one rank counts its
+# entries, each path once; kill -9 of a rank at random moments, then the same command: each path
+# once, counts exact, every session counted (a slice is in exactly one rank's snapshot).
+if is_root && [ -e /dev/fuse ]; then
+	mkdir -p "$S/hb/one"
+	(cd "$S/hb/one" && seq -f 'f%.0f' 1 3000 | xargs touch)
+	if mount_faultfs "$S/hb" "$S/hm" --rule 'all:*:delay=1'; then
+		run_mpi 4 walk -j 1 --stat --no-state --json "$S/h.json" -o "$S/ho" "$S/hm/one" >/dev/null 2>&1
+		expect_eq "one directory of 3,000 (1 ms per operation), np 4: exit 0, 3,001 entries, each path once" \
+			"0 3001 3001" "$? $(json_num "$S/h.json" entries) $(sort -u "$S/ho" | wc -l)"
+		n=$(nonzero_ranks "$S/h.json")
+		[ "$n" -gt 1 ] && ok "one directory, np 4: $n ranks counted its entries" ||
+			fail "one directory, np 4: only $n rank counted its entries"
+		rm -f "$S/ho"
+		hargs=(-j 1 --stat --checkpoint-interval 0.05 --json "$S/hk.json" -o "$S/ho" "$S/hm/one")
+		kill_jobs "one directory np 4" 4 3 walk "${hargs[@]}"
+		run_mpi 4 walk "${hargs[@]}" >/dev/null 2>&1
+		expect_eq "one directory np 4: kill -9 x$kills, then the same command: exit 0, each path once" "0 3001 3001" \
+			"$? $(wc -l <"$S/ho") $(sort -u "$S/ho" | wc -l)"
+		expect_eq "one directory np 4: kill -9: entries and directories exact, every killed job resumed" "3001 1 $((kills + 1))" \
+			"$(json_num "$S/hk.json" entries) $(json_num "$S/hk.json" directories) $(json_num "$S/hk.json" sessions)"
+	else
+		fail "faultfs (one directory) did not mount"
+	fi
+else
+	skip "one directory across ranks: faultfs needs root and /dev/fuse"
+fi
+
 # A resume with another number of ranks is refused, naming the number to use; --fresh starts over;
 # --state DIR is rank 0's.
 run_mpi 2 walk --rate 5k --checkpoint-interval 0.05 --state "$S/st" -o "$S/so" "$T" >/dev/null 2>&1 &
