@@ -10,14 +10,14 @@
  * worker reads a wide directory at once: the frontier stays under HIGH_WATER + threads x KIDS_MAX.
  *
  * Shared walks (across MPI ranks) also have slices: a record for a run of a directory's entries
- * (from its cookie, so many entries up to the cookie of the last), cut off a directory being read
+ * (from its cookie up to the cookie of its last entry; cookies ascend), cut off a directory being read
  * when other ranks ask for work and the frontier has none (split_off), so that one huge directory
  * on a slow filesystem is read by every rank. A shared walk reads small buffers while they are slow
  * to visit, so that a slice can be cut every few hundred entries.
  *
  * Snapshot ("MYRWALK1", see ser.h): elapsed ns, sessions, error count and --errors length, the
  * visitor's blob, then every record of the stack and every worker's current directory with the
- * cookie of its last committed batch (a slice with its entries left and end cookie). A post-order walk that resumes exactly (no
+ * cookie of its last committed batch (a slice with its end cookie). A post-order walk that resumes exactly (no
  * restart_on_resume) saves every open directory instead, parents before children: the frontier's
  * records and the directories that wait for them, each with its parent's number, its flags and
  * the visitor's per-directory state; a resume rebuilds that tree, so every directory still gets
@@ -61,9 +61,9 @@ struct rec {
 	bool keep;          /* post-order: something under it stays */
 	bool unread;        /* it could not be opened or read to the end */
 	bool mount;         /* with xdev: a mount point, left alone */
-	bool slice;         /* a slice of a directory (split_off): its next left entries, up to end */
-	uint64_t end;       /* slice: the cookie of its last entry */
-	uint64_t left;      /* slice: entries still to read (from cookie) */
+	bool slice;         /* a slice of a directory (split_off): its entries from cookie up to end */
+	bool nosplit;       /* its cookies are not in order: not sliced (this run) */
+	uint64_t end;       /* slice: the cookie of its last entry, where the rest of the directory starts */
 	uint64_t snap;      /* tree snapshots: the last one that saved it, its number there, and the */
 	uint64_t front;     /* last one that found it on the frontier (to be read on) */
 	uint32_t idx;
@@ -116,7 +116,7 @@ struct worker {
 	struct rec **kids;
 	size_t nkids, capkids;
 	uint64_t pending_cookie;
-	uint64_t pending_left; /* a slice's entries left to read after pending_cookie */
+	bool slice_done;       /* a slice's reading reached its end cookie */
 	size_t batch_bytes;
 	char *buf;
 	const struct linux_dirent64 **order;
@@ -185,8 +185,8 @@ static struct rec *rec_new(struct walk *w, uint32_t root, const char *path, size
 	r->keep = false;
 	r->unread = false;
 	r->mount = false;
-	r->slice = false;
-	r->end = r->left = 0;
+	r->slice = r->nosplit = false;
+	r->end = 0;
 	r->root = root;
 	r->relstart = relstart;
 	r->pathlen = pathlen;
@@ -340,7 +340,6 @@ static bool commit(struct worker *wk, struct rec *r, bool done)
 	bool park = false;
 	if (!done) {
 		r->cookie = wk->pending_cookie;
-		r->left = wk->pending_left;
 		park = w->nstack + wk->nkids > HIGH_WATER;
 	}
 	if (atomic_load_explicit(&w->cancelled, memory_order_relaxed)) {
@@ -516,13 +515,15 @@ static bool visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir
 	size_t count = 0, dirs = 0;
 	bool whole = true;
 	for (ssize_t off = 0; off < n;) {
-		if (r->slice && !wk->pending_left)
+		if (wk->slice_done)
 			break; /* the rest is another's */
 		const struct linux_dirent64 *de = (const void *)(wk->buf + off);
 		off += de->d_reclen;
 		wk->pending_cookie = de->d_off;
-		if (r->slice)
-			wk->pending_left = (uint64_t)de->d_off == r->end ? 0 : wk->pending_left - 1;
+		/* By position, not by count: entries created or removed in the slice's range meanwhile
+		 * move no other entry into or out of it (split_off checked its cookies ascend). */
+		if (r->slice && (uint64_t)de->d_off >= r->end)
+			wk->slice_done = true;
 		if (dir_is_dot(de->d_name))
 			continue;
 		if (w->cfg.nexcludes && excluded(w, de->d_name)) {
@@ -645,12 +646,14 @@ static void release_dir(struct worker *wk, uint64_t serial, int fd)
 /*
  * Other ranks asked for work and this rank had none to give but the directories its workers are
  * reading (walk_give counted the asks): up to k next getdents buffers of r, small ones, become
- * slices, records of their own (r's path, the cookie a slice starts at, its number of entries and
- * its last one's cookie) that any rank can take; r reads on after them. The slices go onto the
- * frontier in the same commit that moves r's cookie past them, so a snapshot has each entry in
- * exactly one record. One huge directory is then not one rank's job. Returns 1 when slices were
- * made, 0 when r is at its end (or its read failed: the caller's read meets it), -1 when the
- * commit parked r.
+ * slices, records of their own (r's path, the cookie a slice starts at and its last entry's) that
+ * any rank can take; r reads on after them. A slice is its directory's entries between two
+ * positions, so its cookies must ascend (they do on ext4, XFS, btrfs, tmpfs, FUSE over those):
+ * where they do not, r is read on whole and not sliced again. The slices go onto the frontier in
+ * the same commit that moves r's cookie past them, so a snapshot has each entry in exactly one
+ * record. One huge directory is then not one rank's job. Returns 1 when slices were made, 0 when
+ * none were (r at its end, its read failed for the caller's read to meet, or r not sliceable),
+ * -1 when the commit parked r, -2 when the seek back to where the slices end failed (errno).
  */
 static int split_off(struct worker *wk, struct rec *r, int fd, unsigned k)
 {
@@ -660,21 +663,30 @@ static int split_off(struct worker *wk, struct rec *r, int fd, unsigned k)
 		ssize_t n = dir_read(fd, wk->buf, SLICE_BYTES);
 		if (n <= 0)
 			break;
-		uint64_t count = 0, end = 0;
+		uint64_t end = wk->pending_cookie;
 		for (ssize_t off = 0; off < n;) {
 			const struct linux_dirent64 *de = (const void *)(wk->buf + off);
 			off += de->d_reclen;
+			if ((uint64_t)de->d_off <= end) {
+				r->nosplit = true;
+				break;
+			}
 			end = de->d_off;
-			count++;
+		}
+		if (r->nosplit) {
+			if (lseek(fd, (off_t)wk->pending_cookie, SEEK_SET) < 0)
+				return -2;
+			break;
 		}
 		struct rec *s = rec_new(w, r->root, r->path, r->pathlen, r->relstart, wk->pending_cookie);
 		s->slice = true;
 		s->end = end;
-		s->left = count;
 		push_kid(wk, s);
 		wk->pending_cookie = end;
 		made++;
 	}
+	if (made < k) /* the asks not met go to another directory */
+		atomic_fetch_add_explicit(&w->split_asks, k - made, memory_order_relaxed);
 	if (!made)
 		return 0;
 	return commit(wk, r, false) ? -1 : 1;
@@ -711,19 +723,23 @@ static void visit_dir(struct worker *wk, struct rec *r)
 	if (r->cookie && lseek(fd, (off_t)r->cookie, SEEK_SET) < 0)
 		goto fail;
 	wk->pending_cookie = r->cookie;
-	wk->pending_left = r->left;
+	wk->slice_done = false;
 	struct walk_dir d = {r->path, r->pathlen, fd, r->root, w->rootfd[r->root], r->relstart, false, false,
 			     rec_state(w, r)};
 	/* A shared walk reads small buffers while they are slow to visit, so that a huge directory on a
 	 * slow filesystem can be sliced for other ranks every few hundred entries (split_off). */
-	size_t full = buf_size_for(r->pathlen), size = w->cfg.shared && !r->slice && SLICE_BYTES < full ? SLICE_BYTES : full;
+	size_t full = buf_size_for(r->pathlen), size = w->cfg.shared && SLICE_BYTES < full ? SLICE_BYTES : full;
 	for (;;) {
-		if (r->slice && !wk->pending_left)
-			break;
-		unsigned asks = r->slice ? 0 : atomic_exchange_explicit(&w->split_asks, 0, memory_order_relaxed);
+		unsigned asks = 0;
+		if (w->cfg.shared && !r->slice && !r->nosplit &&
+		    atomic_load_explicit(&w->split_asks, memory_order_relaxed))
+			asks = atomic_exchange_explicit(&w->split_asks, 0, memory_order_relaxed);
 		if (asks) {
 			uint64_t serial = r->serial; /* r is the frontier's again once parked */
 			int s = split_off(wk, r, fd, asks);
+			op = "seek";
+			if (s == -2)
+				goto fail;
 			if (s < 0) {
 				release_dir(wk, serial, fd);
 				return; /* parked */
@@ -731,7 +747,7 @@ static void visit_dir(struct worker *wk, struct rec *r)
 			if (s > 0)
 				continue;
 		}
-		uint64_t t0 = size < full ? now_ns() : 0;
+		uint64_t t0 = size < full && !r->slice ? now_ns() : 0;
 		ssize_t n = dir_read(fd, wk->buf, size);
 		if (n <= 0) {
 			if (n < 0 && !vanished(errno)) {
@@ -745,7 +761,7 @@ static void visit_dir(struct worker *wk, struct rec *r)
 			size = full; /* fast: no slicing will be needed */
 		if (atomic_load_explicit(&w->cancelled, memory_order_relaxed))
 			break;
-		if (r->slice && !wk->pending_left)
+		if (wk->slice_done)
 			break;
 		uint64_t serial = r->serial; /* r is the frontier's again once parked */
 		if ((!whole || wk->batch_bytes >= BATCH_BYTES) && commit(wk, r, false)) {
@@ -817,7 +833,7 @@ static void visit_roots(struct walk *w)
 static bool rec_valid(const struct walk *w, uint64_t root, const char *p, size_t len, uint64_t relstart);
 
 /* A frontier record: its operand's number, cookie, relstart and path; a slice's number carries
- * REC_SLICE and its end cookie and entries left follow (records without it read as before). */
+ * REC_SLICE and its end cookie follows (records without it read as before). */
 #define REC_SLICE (1ull << 63)
 static void save_rec(struct sbuf *b, const struct rec *r)
 {
@@ -825,15 +841,13 @@ static void save_rec(struct sbuf *b, const struct rec *r)
 	ser_u64(b, r->cookie);
 	ser_u64(b, r->relstart);
 	ser_bytes(b, r->path, r->pathlen);
-	if (r->slice) {
+	if (r->slice)
 		ser_u64(b, r->end);
-		ser_u64(b, r->left);
-	}
 }
 
 /* Read a frontier record save_rec wrote into r (path pointing into d): false when malformed. */
 struct rec_in {
-	uint64_t root, cookie, relstart, end, left;
+	uint64_t root, cookie, relstart, end;
 	bool slice;
 	const char *path;
 	size_t len;
@@ -847,8 +861,9 @@ static bool read_rec(const struct walk *w, struct deser *d, struct rec_in *r)
 	r->slice = r->root & REC_SLICE;
 	r->root &= ~REC_SLICE;
 	r->end = r->slice ? deser_u64(d) : 0;
-	r->left = r->slice ? deser_u64(d) : 0;
-	return !d->bad && rec_valid(w, r->root, r->path, r->len, r->relstart) && (!r->slice || r->left);
+	/* a slice ends after its start, and a post-order walk has none (see walk_give) */
+	return !d->bad && rec_valid(w, r->root, r->path, r->len, r->relstart) &&
+	       (!r->slice || (r->end > r->cookie && !w->cfg.visitor.dir_done));
 }
 
 /* A new record from what read_rec read. */
@@ -857,7 +872,6 @@ static struct rec *rec_from(struct walk *w, const struct rec_in *in)
 	struct rec *r = rec_new(w, (uint32_t)in->root, in->path, in->len, in->relstart, in->cookie);
 	r->slice = in->slice;
 	r->end = in->end;
-	r->left = in->left;
 	return r;
 }
 
@@ -1387,6 +1401,8 @@ size_t walk_give(struct walk *w, struct sbuf *b, size_t max)
 	if (!n && !w->stopping && w->busy && w->cfg.shared && !w->cfg.visitor.dir_done &&
 	    atomic_load(&w->split_asks) < SLICE_ASKS_MAX)
 		atomic_fetch_add(&w->split_asks, 1);
+	else if (n && w->cfg.shared && atomic_load(&w->split_asks))
+		atomic_store(&w->split_asks, 0); /* the frontier has work again: stale asks */
 	for (size_t i = 0; i < n; i++) {
 		save_rec(b, w->stack[i]);
 		free(w->stack[i]);

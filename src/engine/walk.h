@@ -186,7 +186,8 @@ bool walk_idle(struct walk *w);
  * about to take. Returns how many (0: nothing to spare). A parked directory goes with its cookie.
  * With nothing to spare while workers read directories (one huge directory), it asks them to cut
  * slices off what they read for the next requests: a slice is a record of its own (a few hundred
- * entries from a cookie on), taken and checkpointed like a directory. Not for post-order walks. */
+ * entries, between two cookies), taken and checkpointed like a directory. Not for post-order
+ * walks, nor for directories whose cookies do not ascend. */
 size_t walk_give(struct walk *w, struct sbuf *b, size_t max);
 /* Push the directories walk_give wrote (from another rank) onto the frontier; false when the
  * records are malformed (nothing pushed). */
