@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # bench/mpi.sh: the overhead of spreading a walk over MPI ranks (docs/mpi.md). On one warm tree,
 # in alternation, R rounds each:
-#   plain   build/myriad walk --stat --no-state -j 2T TREE          (one process, 2T threads)
-#   mpi     mpirun -np 2 build/myriad-mpi walk --stat -j T TREE     (2 ranks x T threads)
-#   start   mpirun -np 2 true                                       (mpirun's own start-up)
+#   plain   build/myriad walk --stat --no-state -j 2T TREE               (one process, 2T threads)
+#   mpi     mpirun -np 2 build/myriad-mpi walk --stat --no-state -j T TREE (2 ranks x T threads)
+#   start   mpirun -np 2 true                                            (mpirun's launch)
+#   null    mpirun -np 2 NULL    (a program that only calls MPI_Init_thread and MPI_Finalize:
+#                                 MPI's whole start-up and shut-down, built here with mpicc)
 # and prints the medians of wall seconds and of CPU seconds (user + system, children included: a
 # figure that holds on a machine shared with other work, where wall time measures the share of the
-# CPUs a job's threads win), and the ratios (median(mpi) - median(start)) / median(plain).
+# CPUs a job's threads win), and the ratios (median(mpi) - median(start)) / median(plain), start
+# being either the launch alone or the null MPI job.
 # With --ranks N,M,..., then runs the walk with N, M, ... ranks of -j 1 (oversubscribed) and prints,
 # per rank count, the median time and the work requests and directories moved (MYRIAD_MPI_DEBUG).
 #
@@ -36,7 +39,13 @@ if [ -z "$TREE" ]; then
 	trap 'rm -rf "$W"' EXIT
 	TREE=$W/t
 	"$TOP/build/mktree" "$TREE" --files "$FILES"
+else
+	W=$(mktemp -d /var/tmp/myriad-bench-mpi.XXXXXX)
+	trap 'rm -rf "$W"' EXIT
 fi
+NULL=$W/mpi-null
+printf '#include <mpi.h>\nint main(int c, char **v) { int p; MPI_Init_thread(&c, &v, MPI_THREAD_FUNNELED, &p); return MPI_Finalize(); }\n' >"$W/null.c"
+mpicc -O2 -o "$NULL" "$W/null.c" || { echo "mpi.sh: mpicc could not build the null MPI program" >&2; exit 2; }
 export XDG_STATE_HOME=${TMPDIR:-/tmp}/myriad-bench-mpi-state
 
 # secs CMD...: "WALL CPU" seconds of CMD.
@@ -50,20 +59,22 @@ secs() {
 median() { cut -d' ' -f"${1:-1}" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 "$MYRIAD" walk --stat --no-state "$TREE" >/dev/null 2>&1 # warm the cache
-: >/tmp/mpi-bench-plain; : >/tmp/mpi-bench-mpi; : >/tmp/mpi-bench-start
+: >"$W/plain"; : >"$W/mpi"; : >"$W/start"; : >"$W/null"
 for ((i = 0; i < RUNS; i++)); do
-	secs "$MYRIAD" walk --stat --no-state -j $((2 * T)) "$TREE" >>/tmp/mpi-bench-plain
-	secs "${MPIRUN[@]}" -np 2 "$MPI" walk --stat -j "$T" "$TREE" >>/tmp/mpi-bench-mpi
-	secs "${MPIRUN[@]}" -np 2 true >>/tmp/mpi-bench-start
+	secs "$MYRIAD" walk --stat --no-state -j $((2 * T)) "$TREE" >>"$W/plain"
+	secs "${MPIRUN[@]}" -np 2 "$MPI" walk --stat --no-state -j "$T" "$TREE" >>"$W/mpi"
+	secs "${MPIRUN[@]}" -np 2 true >>"$W/start"
+	secs "${MPIRUN[@]}" -np 2 "$NULL" >>"$W/null"
 done
 for k in 1 2; do
-	p=$(median $k </tmp/mpi-bench-plain) m=$(median $k </tmp/mpi-bench-mpi) s=$(median $k </tmp/mpi-bench-start)
+	p=$(median $k <"$W/plain") m=$(median $k <"$W/mpi") s=$(median $k <"$W/start") z=$(median $k <"$W/null")
 	what=$([ $k = 1 ] && echo wall || echo CPU)
-	printf '%s, %d runs, medians of %s s: plain -j %d %.3f; mpirun -np 2 -j %d %.3f; mpirun -np 2 true %.3f; ' \
-		"$TREE" "$RUNS" "$what" $((2 * T)) "$p" "$T" "$m" "$s"
-	printf 'ratio (mpi - start-up) / plain: %.2f\n' "$(awk -v m="$m" -v s="$s" -v p="$p" 'BEGIN { print (m - s) / p }')"
+	printf '%s, %d runs, medians of %s s: plain -j %d %.3f; mpirun -np 2 -j %d %.3f; mpirun -np 2 true %.3f; null MPI job %.3f; ' \
+		"$TREE" "$RUNS" "$what" $((2 * T)) "$p" "$T" "$m" "$s" "$z"
+	printf 'ratio (mpi - launch) / plain: %.2f; (mpi - null MPI job) / plain: %.2f\n' \
+		"$(awk -v m="$m" -v s="$s" -v p="$p" 'BEGIN { print (m - s) / p }')" \
+		"$(awk -v m="$m" -v s="$z" -v p="$p" 'BEGIN { print (m - s) / p }')"
 done
-rm -f /tmp/mpi-bench-plain /tmp/mpi-bench-mpi /tmp/mpi-bench-start
 
 for n in ${RANKS//,/ }; do
 	: >/tmp/mpi-bench-n
