@@ -1,5 +1,5 @@
 # myriad-mpi on loop-mounted ext4 and XFS (each image a scratch mount of its own, the working
-# directory deep inside it): at 2 and 4 ranks on a hostile tree with 3,000 more files and hard
+# directory deep inside it): at 1, 2 and 4 ranks on a hostile tree with 3,000 more files and hard
 # links, walk --stat gives one process's counts and bytes and each path once; copy gives one
 # process's DST (every entry and directory's metadata, hard links) and counts; rm removes the copy
 # with one process's counts.
@@ -28,7 +28,7 @@ for fs in ext4 xfs; do
 	"$MYRIAD" copy --no-state "$T" "$D/rmone" >/dev/null 2>&1
 	"$MYRIAD" rm --no-state --json "$D/r1.json" "$D/rmone" >/dev/null 2>&1
 	want_rrc=$?
-	for P in 2 4; do
+	for P in 1 2 4; do
 		run_mpi $P walk --no-state --stat --print0 --json "$D/w$P.json" -o "$D/o$P" "$T" >/dev/null 2>&1
 		expect_eq "$fs np $P walk --stat: exit 0, one process's counts and bytes, each path once" \
 			"0 $(walk_counts "$D/w1.json") $(json_num "$D/w1.json" apparent_bytes) $(find "$T" -print0 | sort -z | md5sum)" \
