@@ -23,8 +23,9 @@ run_mpi() {
 nonzero_ranks() { grep -o '"rank_entries":\[[0-9,]*\]' "$1" | grep -o '[0-9][0-9]*' | grep -vc '^0$'; }
 parts_left() { find "$S" -xdev -name '.myriad-part*' | wc -l; }
 # kill_rank_after_checkpoint NP ARGS...: as kill9_after_checkpoint, for a job: one rank is killed
-# (mpirun then ends the job). Status 0 when the job was killed, 2 when it had already completed
-# (its state removed: the next run starts afresh), 1 when no rank was found.
+# (mpirun then ends the job), or with KILL_ALL=1 every rank at once (the whole job: a node lost, a
+# scheduler's kill). Status 0 when the job was killed, 2 when it had already completed (its state
+# removed: the next run starts afresh), 1 when no rank was found.
 kill_rank_after_checkpoint() {
 	local np=$1 pid mark victim
 	shift
@@ -34,22 +35,27 @@ kill_rank_after_checkpoint() {
 	wait_for_glob "$S/state/myriad/*/snapshot" 20 "$mark" || fail "np $np: no checkpoint within 20 s"
 	rm -f "$mark"
 	sleep "0.$((RANDOM % 5 + 1))"
-	victim=$(pgrep -f "^$MPI $1" | shuf -n 1) # a rank, not mpirun
-	[ -n "$victim" ] && kill -9 "$victim" 2>/dev/null
+	if [ "${KILL_ALL:-0}" = 1 ]; then
+		victim=$(pgrep -f "^$MPI $1" | tr '\n' ' ') # every rank in one kill(1), not mpirun
+	else
+		victim=$(pgrep -f "^$MPI $1" | shuf -n 1) # a rank, not mpirun
+	fi
+	[ -n "$victim" ] && kill -9 $victim 2>/dev/null
 	wait $pid 2>/dev/null
 	[ -n "$(ls "$S/state/myriad")" ] || return 2 # completed: its state is gone
 	[ -n "$victim" ]
 }
-# kill_jobs LABEL NP N ARGS...: N jobs of NP ranks (myriad-mpi ARGS), each with a rank killed after
-# a checkpoint (kill_rank_after_checkpoint). kills: how many since the last job that completed
-# (which removed the state: the next run starts afresh). Fails only when no job at all was killed
-# (a job may complete before its kill on a busy machine).
+# kill_jobs LABEL NP N ARGS...: N jobs of NP ranks (myriad-mpi ARGS), each killed after a
+# checkpoint (kill_rank_after_checkpoint): the 1st, 3rd, ... by one rank, the 2nd, 4th, ... by every
+# rank at once. kills: how many since the last job that completed (which removed the state: the
+# next run starts afresh). Fails only when no job at all was killed (a job may complete before its
+# kill on a busy machine).
 kill_jobs() {
 	local label=$1 np=$2 n=$3 killed=0
 	shift 3
 	kills=0
-	for _ in $(seq "$n"); do
-		kill_rank_after_checkpoint "$np" "$@"
+	for i in $(seq "$n"); do
+		KILL_ALL=$((1 - i % 2)) kill_rank_after_checkpoint "$np" "$@"
 		case $? in 0) kills=$((kills + 1)) killed=$((killed + 1)) ;; 2) kills=0 ;; esac
 	done
 	[ $killed -gt 0 ] && ok "$label: $killed jobs killed mid-run" || fail "$label: no job was killed"

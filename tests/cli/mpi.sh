@@ -15,6 +15,7 @@
 # refused once; a mount point inside kept and reported once; unremovable entries (faultfs) reported
 # once each; kill -9 of a rank, then the same command: tree gone, counts exact, sessions; another -np
 # refused. Commands that do not run across ranks (find) are refused (exit 2). copy: mpi_copy.sh.
+# Each kill -9 campaign kills its jobs in turn by one rank and by every rank at once (kill_jobs).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib_mpi.sh"
 

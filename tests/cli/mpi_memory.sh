@@ -12,11 +12,14 @@ if ! sandbox 1g 2>"$S/sandbox.err"; then
 fi
 D=$SANDBOX/m
 mkdir -p "$D"
-# rank_rss ARGS...: myriad-mpi ARGS under mpirun -np 2, each rank under GNU time; the largest peak
-# RSS (KiB) of the ranks (empty when a rank's was not reported).
+# rank_rss ARGS...: myriad-mpi ARGS under mpirun -np 2, each rank under GNU time writing a file of
+# its own (their stderr lines interleave); the largest peak RSS (KiB) of the ranks (empty when a
+# rank's was not reported).
 rank_rss() {
-	timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 /usr/bin/time -f 'peak-rss %M' "$MPI" "$@" 2>&1 >/dev/null |
-		awk '/^peak-rss / { n++; if ($2 > m) m = $2 } END { if (n == 2) print m }'
+	rm -f "$S"/rss.*
+	timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 \
+		sh -c 'exec /usr/bin/time -f "%M" -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' "$S/rss" "$MPI" "$@" >/dev/null 2>&1
+	cat "$S"/rss.* 2>/dev/null | awk '/^[0-9]+$/ { n++; if ($1 > m) m = $1 } END { if (n == 2) print m }'
 }
 "$MKTREE" "$D/small" --files 20000 --fanout 1000 >/dev/null
 "$MKTREE" "$D/large" --files 200000 --fanout 1000 >/dev/null
