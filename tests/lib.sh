@@ -192,8 +192,11 @@ wait_for_glob() {
 
 # kill9_after_checkpoint STATE MAXTENTHS CMD...: start CMD (output discarded) in the background, wait
 # for its first checkpoint of its own (a snapshot under STATE newer than the call), sleep a random
-# 0.1..MAXTENTHS/10 s, then kill -9 it. Status 0 if the kill landed (the run was still going), 1 if
-# CMD had already ended; a missing checkpoint within 20 s is a failure of its own.
+# 0.1..MAXTENTHS/10 s, then kill -9 it. Status 0 if the kill landed (the run was still going, its
+# state is there to resume), 2 if CMD completed first (its state removed: the next run starts
+# afresh; kill succeeds on a process that is exiting, so only the state tells), 1 if it ended
+# otherwise; a missing checkpoint within 20 s is a failure of its own. Callers count the kills
+# since the last completion: count_kill STATUS.
 kill9_after_checkpoint() {
 	local state=$1 max=$2 pid mark
 	shift 2
@@ -203,7 +206,13 @@ kill9_after_checkpoint() {
 	wait_for_glob "$state/myriad/*/snapshot" 20 "$mark" || fail "kill -9: no checkpoint within 20 s"
 	rm -f "$mark"
 	sleep "0.$((RANDOM % max + 1))"
-	kill -9 $pid 2>/dev/null || { wait $pid 2>/dev/null; return 1; }
+	kill -9 $pid 2>/dev/null
 	wait $pid 2>/dev/null
-	return 0
+	local rc=$?
+	[ -n "$(ls "$state/myriad" 2>/dev/null)" ] || return 2
+	[ $rc = 137 ] && return 0
+	return 1
 }
+# count_kill STATUS: kills (the runs killed since the last that completed) after a
+# kill9_after_checkpoint that returned STATUS.
+count_kill() { case $1 in 0) kills=$((kills + 1)) ;; 2) kills=0 ;; esac; }

@@ -312,7 +312,8 @@ rm -f "$S/fp" "$S/oo"
 big=(--json "$S/k.json" -o "$S/oo" "$B" -name '*1*' -fprint0 "$S/fp" -o -type d -print0)
 kills=0
 for i in $(seq 6); do
-	kill9_after_checkpoint "$S/state" 6 "$MYRIAD" find --rate 30k --checkpoint-interval 0.05 "${big[@]}" && kills=$((kills + 1))
+	kill9_after_checkpoint "$S/state" 6 "$MYRIAD" find --rate 30k --checkpoint-interval 0.05 "${big[@]}"
+	count_kill $?
 done
 "$MYRIAD" find "${big[@]}" >/dev/null 2>&1
 expect_eq "kill -9 x$kills: the final run exits 0" 0 $?

@@ -46,7 +46,8 @@ for i in $(seq 8); do
 	# Killed at a random moment after this session's first checkpoint: a kill before it would leave
 	# no trace of the session (on a loaded machine, start-up alone can outlast a short sleep).
 	kill9_after_checkpoint "$S/state" 6 "$MYRIAD" walk --rate 40k --checkpoint-interval 0.05 --stat \
-		--json "$S/k.json" -o "$S/out" --print0 "$T" && kills=$((kills + 1))
+		--json "$S/k.json" -o "$S/out" --print0 "$T"
+	count_kill $?
 done
 "$MYRIAD" walk --stat --json "$S/k.json" -o "$S/out" --print0 "$T" >/dev/null 2>&1
 expect_eq "kill -9 x$kills: final run exits 0" 0 $?
