@@ -34,14 +34,11 @@ done
 MYRIAD=$TOP/build/myriad MPI=$TOP/build/myriad-mpi
 [ -x "$MYRIAD" ] && [ -x "$MPI" ] || { echo "mpi.sh: run make and make mpi first" >&2; exit 2; }
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
+W=$(mktemp -d /var/tmp/myriad-bench-mpi.XXXXXX) # the null MPI program, timings, the tree made here
+trap 'rm -rf "$W"' EXIT
 if [ -z "$TREE" ]; then
-	W=$(mktemp -d /var/tmp/myriad-bench-mpi.XXXXXX)
-	trap 'rm -rf "$W"' EXIT
 	TREE=$W/t
 	"$TOP/build/mktree" "$TREE" --files "$FILES"
-else
-	W=$(mktemp -d /var/tmp/myriad-bench-mpi.XXXXXX)
-	trap 'rm -rf "$W"' EXIT
 fi
 NULL=$W/mpi-null
 printf '#include <mpi.h>\nint main(int c, char **v) { int p; MPI_Init_thread(&c, &v, MPI_THREAD_FUNNELED, &p); return MPI_Finalize(); }\n' >"$W/null.c"

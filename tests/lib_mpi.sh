@@ -51,12 +51,14 @@ kill_rank_after_checkpoint() {
 # next run starts afresh). Fails only when no job at all was killed (a job may complete before its
 # kill on a busy machine).
 kill_jobs() {
-	local label=$1 np=$2 n=$3 killed=0
+	local label=$1 np=$2 n=$3 killed=0 i rc
 	shift 3
 	kills=0
 	for i in $(seq "$n"); do
 		KILL_ALL=$((1 - i % 2)) kill_rank_after_checkpoint "$np" "$@"
-		case $? in 0) kills=$((kills + 1)) killed=$((killed + 1)) ;; 2) kills=0 ;; esac
+		rc=$?
+		count_kill $rc
+		[ $rc = 0 ] && killed=$((killed + 1))
 	done
 	[ $killed -gt 0 ] && ok "$label: $killed jobs killed mid-run" || fail "$label: no job was killed"
 }

@@ -737,9 +737,10 @@ static void visit_dir(struct worker *wk, struct rec *r)
 		if (asks) {
 			uint64_t serial = r->serial; /* r is the frontier's again once parked */
 			int s = split_off(wk, r, fd, asks);
-			op = "seek";
-			if (s == -2)
+			if (s == -2) {
+				op = "seek";
 				goto fail;
+			}
 			if (s < 0) {
 				release_dir(wk, serial, fd);
 				return; /* parked */
