@@ -92,6 +92,8 @@ struct find_cmd {
 	uint64_t *resume_len;
 	uint64_t visited, matched, deleted;
 	bool del;           /* the expression has -delete: post-order, rm's guards */
+	bool need_depth;    /* an entry's depth matters (-maxdepth, -mindepth > 1, %d): it is counted
+			     * from its path, else taken as 1 below an operand */
 	struct guard guard; /* with del: / and the working directory with those above it */
 	enum guard_verdict *op_verdict; /* with del: each operand's, which is not deleted unless OK */
 	char **roots;       /* the operands */
@@ -345,7 +347,7 @@ static bool on_entry(void *ctx, void *lp, const struct walk_dir *d, const struct
 	l->prune = true;
 	if (atomic_load_explicit(&c->quit, memory_order_relaxed))
 		return false;
-	int depth = entry_depth(d);
+	int depth = c->need_depth ? entry_depth(d) : d != NULL;
 	l->prune = x->maxdepth >= 0 && depth >= x->maxdepth;
 	l->visited++;
 	/* With -delete a directory that will be entered is evaluated after its contents, in
@@ -708,6 +710,7 @@ static int find_run(void *opts)
 			return usage_error("%s: not a directory", o->roots[i]);
 	}
 	struct find_cmd c = {.x = &o->x, .nouts = 1 + o->x.nfiles, .del = o->x.has_delete,
+			     .need_depth = o->x.maxdepth >= 0 || o->x.mindepth > 1 || o->x.uses_depth,
 			     .roots = o->roots, .nroots = o->nroots};
 	struct guard_operand *checked = NULL;
 	int rc = c.del ? delete_guards(&c, &checked) : EXIT_OK;

@@ -13,7 +13,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <grp.h>
 #include <poll.h>
 #include <pwd.h>
@@ -665,8 +664,11 @@ static struct fx_node *parse_primary(struct parser *p)
 	n->mask = pd->mask;
 	switch (pd->kind) {
 	case K_NAME:
-	case K_INAME:
-		break; /* a pattern with a '/' matches no name but "/" (as find's, which warns) */
+	case K_INAME: /* a pattern with a '/' matches no name but "/" (as find's, which warns) */
+	case K_PATH:
+	case K_IPATH:
+		glob_init(&n->glob, n->arg, pd->kind == K_INAME || pd->kind == K_IPATH);
+		break;
 	case K_REGEX:
 	case K_IREGEX:
 		if (compile_regex(p, n, pd->kind == K_IREGEX) != 0)
@@ -912,6 +914,7 @@ static bool printf_ok(struct parser *p, struct fx_node *n)
 		}
 		unsigned m = 0;
 		switch (*s) {
+		case 'd': p->x->uses_depth = true; break;
 		case 's': m = STATX_SIZE; break;
 		case 'm': case 'M': m = STATX_MODE | STATX_TYPE; break;
 		case 'u': case 'U': m = STATX_UID; break;
@@ -1129,7 +1132,7 @@ static const char *base_name(const struct fx_ctx *c, size_t *len, char *tmp, siz
 	return tmp;
 }
 
-static bool match_name(const struct fx_ctx *c, const char *pat, int flags)
+static bool match_name(const struct fx_ctx *c, const struct glob *g)
 {
 	char tmp[4096];
 	size_t len;
@@ -1141,7 +1144,7 @@ static bool match_name(const struct fx_ctx *c, const char *pat, int flags)
 		tmp[len] = 0;
 		name = tmp;
 	}
-	return fnmatch(pat, name, flags) == 0;
+	return glob_match(g, name, len);
 }
 
 static char type_letter(unsigned char dt)
@@ -1287,13 +1290,12 @@ static bool eval(const struct fx_expr *x, const struct fx_node *n, struct fx_ctx
 	case K_NOT: return !eval(x, n->l, c) && !c->failed;
 	case K_TRUE: return true;
 	case K_FALSE: return false;
-	case K_NAME: return match_name(c, n->arg, 0);
-	case K_INAME: return match_name(c, n->arg, FNM_CASEFOLD);
+	case K_NAME:
+	case K_INAME: return match_name(c, &n->glob);
 	case K_PATH:
-	case K_IPATH: {
+	case K_IPATH:
 		path = c->path(c, &len, &rel);
-		return fnmatch(n->arg, path, n->kind == K_IPATH ? FNM_CASEFOLD : 0) == 0;
-	}
+		return glob_match(&n->glob, path, len);
 	case K_REGEX:
 	case K_IREGEX: {
 		/* The whole path must match (find anchors -regex at both ends). */
@@ -1393,6 +1395,7 @@ void fx_free(struct fx_expr *x)
 	for (size_t i = 0; i < x->nall; i++) {
 		if (x->all[i]->re_ok)
 			regfree(&x->all[i]->re);
+		glob_free(&x->all[i]->glob);
 		free(x->all[i]);
 	}
 	free(x->all);

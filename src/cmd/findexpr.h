@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "util/glob.h"
 #include "util/sbuf.h"
 
 /* A numeric argument: +N (more than), -N (less than) or N (exactly). */
@@ -42,6 +43,7 @@ struct fx_node {
 	int dest;          /* actions: the output (0: standard output or -o FILE; i: files[i - 1]) */
 	regex_t re;        /* -regex */
 	bool re_ok;
+	struct glob glob;  /* -name -iname -path -ipath: arg compiled */
 };
 
 struct fx_expr {
@@ -55,6 +57,7 @@ struct fx_expr {
 	bool has_action;       /* an action was given (else -print is implied) */
 	bool uses_stdout;      /* an action writes to output 0 */
 	bool has_quit, has_prune, has_delete;
+	bool uses_depth;       /* -printf has %d */
 	struct timespec now;   /* the origin of -mtime and friends (fx_resolve) */
 	char **files;          /* -fprint and -fprintf targets, in order (output i + 1 is files[i]) */
 	size_t nfiles;

@@ -74,6 +74,16 @@ fcmp "-name bracket" -name 'f[0-3]'
 fcmp "-iname" -iname '*.txt'
 fcmp "-path" -path '*/sub/*'
 fcmp "-ipath" -ipath '*/case/*'
+# Patterns of literals and stars are matched without fnmatch (util/glob): prefix, suffix, runs
+# between stars, case folding, '*' across '/', and the empty pattern.
+fcmp "-name two runs" -name 'f*1*'
+fcmp "-name prefix and suffix" -name 'f*1'
+fcmp "-name star alone" -name '*'
+fcmp "-iname prefix and suffix" -iname 'F*1'
+fcmp "-iname exact" -iname 'SUB'
+fcmp "-path star across slashes" -path '*b*/f*'
+fcmp "-ipath runs" -ipath '*/SUB*H*3'
+ALLOW_EMPTY=1 fcmp "-name empty pattern" -name ''
 fcmp "-wholename" -wholename "$T/sz/*"
 fcmp "-regex (emacs syntax)" -regex '.*/f[0-9]\(0\|5\)'
 fcmp "-regextype posix-extended -regex" -regextype posix-extended -regex '.*/s(0|1|2)'
@@ -162,6 +172,7 @@ raw "-printf metadata" -path "$T/[smo]*" -printf '%p %s %m %M %U %G %u %g %n %y 
 raw "-printf times" -path "$T/tm/*" -printf '%p %T@ %A@ %C@\0'
 raw "-printf %l and escapes" -type l -printf '%p -> %l\t\\%%\0'
 raw "-printf %y of everything" -printf '%y %p\0'
+raw "-printf %d of everything (depth counted only when asked)" -printf '%d %p\0'
 raw "-printf on the operand" -maxdepth 0 -printf '[%p][%P][%f][%h][%d]\0'
 raw "-fprint0 to standard output's file" -name 'f3*' -fprint0 /dev/stdout
 # -fprint and -fprintf into files (the same file named twice is one output), beside -print0.
