@@ -2,7 +2,8 @@
  * linkmap: pending hard links in bounded memory, spilling to disk (see linkmap.h).
  *
  * Two tiers; an entry lives in exactly one. Memory: a chained hash table whose buckets and entries
- * are charged to the budget. Disk, used once memory is full: an open-addressing hash table of
+ * are charged to the budget; the table starts small and doubles as entries come (up to about an
+ * eighth of the budget), so a map that holds few entries costs little memory, also to free. Disk, used once memory is full: an open-addressing hash table of
  * fixed 32-byte records (linear probing, read a 4 KiB block at a time) in one unlinked file, the
  * paths appended to another. A record whose links are all seen becomes a tombstone; when live
  * records and tombstones fill 70% of the slots, both files are rewritten (live entries only,
@@ -38,6 +39,7 @@ struct drec {
 #define BLOCK_RECS (4096 / sizeof(struct drec))
 #define FIRST_SLOTS 4096u
 #define MALLOC_OVERHEAD 16 /* what an allocation costs beyond its size, roughly */
+#define FIRST_BUCKETS 64u  /* the memory table's first size; it doubles when entries outnumber it */
 
 struct disk {
 	int tab, paths;
@@ -47,7 +49,8 @@ struct disk {
 struct linkmap {
 	uint64_t budget, mem;
 	struct mlink **buckets;
-	size_t nbuckets;
+	size_t nbuckets, maxbuckets;
+	uint64_t nmem;             /* entries in memory */
 	uint64_t count, spilled;
 	char *dir;
 	struct disk d; /* tab < 0: no spill yet */
@@ -64,13 +67,14 @@ struct linkmap *linkmap_new(uint64_t budget, const char *spill_dir)
 {
 	struct linkmap *m = xcalloc(1, sizeof(*m));
 	m->budget = budget;
-	/* About an eighth of the budget for buckets, which are charged to it. */
+	/* At most about an eighth of the budget for buckets, which are charged to it. */
 	size_t nb = 16;
 	while (nb < (1u << 20) && nb * 2 * sizeof(*m->buckets) * 8 <= budget)
 		nb *= 2;
-	m->nbuckets = nb;
-	m->buckets = xcalloc(nb, sizeof(*m->buckets));
-	m->mem = nb * sizeof(*m->buckets);
+	m->maxbuckets = nb;
+	m->nbuckets = nb < FIRST_BUCKETS ? nb : FIRST_BUCKETS;
+	m->buckets = xcalloc(m->nbuckets, sizeof(*m->buckets));
+	m->mem = m->nbuckets * sizeof(*m->buckets);
 	const char *tmp = getenv("TMPDIR");
 	m->dir = xstrdup(spill_dir ? spill_dir : tmp && *tmp ? tmp : "/tmp");
 	m->d.tab = m->d.paths = -1;
@@ -289,6 +293,7 @@ int linkmap_take(struct linkmap *m, uint64_t dev, uint64_t ino, struct sbuf *pat
 			m->mem -= mem_cost(k->len);
 			free(k);
 			m->count--;
+			m->nmem--;
 		}
 		return 1;
 	}
@@ -300,8 +305,30 @@ int linkmap_take(struct linkmap *m, uint64_t dev, uint64_t ino, struct sbuf *pat
 	return r;
 }
 
+/* Double the memory table when its entries outnumber its buckets, while the budget allows. */
+static void grow(struct linkmap *m)
+{
+	size_t nb = m->nbuckets * 2;
+	uint64_t more = (nb - m->nbuckets) * sizeof(*m->buckets);
+	if (m->nmem < m->nbuckets || nb > m->maxbuckets || m->mem + more > m->budget)
+		return;
+	struct mlink **b = xcalloc(nb, sizeof(*b));
+	for (size_t i = 0; i < m->nbuckets; i++)
+		for (struct mlink *k = m->buckets[i], *next; k; k = next) {
+			next = k->next;
+			struct mlink **to = &b[hash(k->dev, k->ino) & (nb - 1)];
+			k->next = *to;
+			*to = k;
+		}
+	free(m->buckets);
+	m->buckets = b;
+	m->nbuckets = nb;
+	m->mem += more;
+}
+
 int linkmap_add(struct linkmap *m, uint64_t dev, uint64_t ino, uint32_t left, const char *path, size_t len)
 {
+	grow(m);
 	if (m->mem + mem_cost(len) > m->budget || len > UINT32_MAX) {
 		if (disk_add(m, dev, ino, left, path, len) != 0)
 			return -1;
@@ -321,5 +348,6 @@ int linkmap_add(struct linkmap *m, uint64_t dev, uint64_t ino, uint32_t left, co
 	*b = k;
 	m->mem += mem_cost(len);
 	m->count++;
+	m->nmem++;
 	return 0;
 }

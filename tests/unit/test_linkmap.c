@@ -77,12 +77,40 @@ static void spills_beyond_a_small_budget(void **state)
 	assert_true(spilled > 0 && spilled < 20000);
 }
 
+/* The memory a map holds follows its entries: a new map with a large budget holds a small table
+ * (it held a table of an eighth of the budget, 8 MiB for du's and copy's default 64 MiB, whose
+ * pages linkmap_free then read one by one), which grows as entries come and keeps finding them. */
+static void memory_follows_the_entries(void **state)
+{
+	struct linkmap *m = linkmap_new(64 << 20, NULL);
+	assert_true(linkmap_memory(m) <= 4096);
+	struct sbuf got = {0};
+	char want[64];
+	for (uint64_t i = 0; i < 100000; i++) {
+		path_of(want, sizeof(want), i);
+		assert_int_equal(linkmap_add(m, 7, i, 1, want, strlen(want)), 0);
+	}
+	uint64_t full = linkmap_memory(m);
+	assert_true(full > 100000 * 32 && full <= 64 << 20);
+	assert_int_equal(linkmap_spilled(m), 0);
+	for (uint64_t i = 0; i < 100000; i++) {
+		path_of(want, sizeof(want), i);
+		assert_int_equal(linkmap_take(m, 7, i, &got), 1);
+		assert_string_equal(got.data, want);
+	}
+	assert_int_equal(linkmap_count(m), 0);
+	assert_true(linkmap_memory(m) < full / 4); /* the table stays; the entries are gone */
+	sbuf_free(&got);
+	linkmap_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(memory_only_when_it_fits),
 	    cmocka_unit_test(everything_on_disk_with_no_budget),
 	    cmocka_unit_test(spills_beyond_a_small_budget),
+	    cmocka_unit_test(memory_follows_the_entries),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
