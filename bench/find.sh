@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/find.sh: `myriad find` against bfs and GNU find on the same tree, same expressions.
+# bench/find.sh: `myriad find` against bfs, fd and GNU find on the same tree, same expressions.
 #
 #   sudo bench/find.sh [--files N] [--runs R] [--fs ext4|xfs|btrfs] [--keep]
 #                      [--only name|stat|io500|cold]
@@ -11,9 +11,11 @@
 #   stat    -mtime -1 -size +0                    (a stat of every entry), warm cache
 #   io500   -newer REF -size 3901c -name '*01*'   (IO500's find phase), warm cache
 #   cold    name and stat with caches dropped before every run
-# First checks that all three print the same result set for each expression. Prints tables of
-# medians and ratios, then the bars (myriad >= 2x bfs in each section) with PASS/MISS. The exit
-# status is 0 when the bench ran, whatever the bars say.
+# fd (fdfind) runs its nearest equivalent: -g '*01*'; --changed-within 1d -S +1b (its size filter
+# keeps files only, so its set lacks the directories); --changed-after REF's mtime -S 3901b -g '*01*'.
+# First checks that the tools print the same result set for each expression. Prints tables of
+# medians and ratios, then the bars (myriad >= 2x bfs in each section) with PASS/MISS; fd and find
+# are reported. The exit status is 0 when the bench ran, whatever the bars say.
 #
 # MYRIAD=path overrides the binary (default build/myriad, built with make when not overridden).
 # Needs root (loop mounts, drop_caches). Everything is unmounted and deleted at exit.
@@ -24,7 +26,7 @@ set -euo pipefail
 TOP=$BENCH_TOP
 
 usage() {
-	sed -n '2,21s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+	sed -n '2,23s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
 	exit "${1:-2}"
 }
 
@@ -49,7 +51,7 @@ case $ONLY in '' | name | stat | io500 | cold) ;; *) echo "find.sh: --only: name
 
 want() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 
-need_pkgs bfs findutils time make gcc libc6-dev
+need_pkgs bfs fd-find findutils time make gcc libc6-dev
 MKTREE=$TOP/build/mktree
 make -s -C "$TOP" build/mktree >&2
 if [ -z "${MYRIAD:-}" ]; then
@@ -81,10 +83,14 @@ bench_log "made the tree ($FILES files) in $(awk -v a="$t0" -v b="$EPOCHREALTIME
 NAME=(-name '*01*')
 STAT=(-mtime -1 -size +0)
 IO500=(-newer "$REF" -size 3901c -name '*01*')
+# fd's nearest equivalents (its first operand is a pattern; it marks directories with a trailing /)
+FD_NAME=(-uu -g '*01*' "$T")
+FD_STAT=(-uu --changed-within 1d -S +1b . "$T")
+FD_IO500=(-uu --changed-after "$(date -r "$REF" '+%Y-%m-%d %H:%M:%S')" -S 3901b -g '*01*' "$T")
 
 echo "== myriad find bench: $FS, $FILES files, $RUNS rounds, $(nproc) CPUs, $(uname -r)"
 echo "   myriad: $MYRIAD"
-echo "   peers:  $(bfs --version 2>/dev/null | head -n 1); $(find --version 2>/dev/null | head -n 1)"
+echo "   peers:  $(bfs --version 2>/dev/null | head -n 1); $(fdfind --version 2>/dev/null | head -n 1); $(find --version 2>/dev/null | head -n 1)"
 
 # Sanity: the same result set from each tool, for each expression.
 for e in NAME STAT IO500; do
@@ -94,11 +100,22 @@ for e in NAME STAT IO500; do
 	f=$(find "$T" "${ex[@]}" -print0 | sort -z | md5sum)
 	n=$(find "$T" "${ex[@]}" | wc -l)
 	if [ "$m" = "$b" ] && [ "$m" = "$f" ]; then
-		echo "   $e (${ex[*]}): the same $n results from all three"
+		echo "   $e (${ex[*]}): the same $n results from myriad, bfs and find"
 	else
 		echo "   warning: $e (${ex[*]}): the result sets differ (find: $n results)"
 	fi
-	unset -n ex
+	declare -n fx=FD_$e
+	# fd's size filter keeps files only: its set is compared with find's files
+	ft=()
+	[ "$e" = STAT ] && ft=(-type f)
+	d=$(fdfind "${fx[@]}" -0 | tr '\0\n' '\n\0' | sed 's:/$::' | tr '\0\n' '\n\0' | sort -z | md5sum)
+	f=$(find "$T" "${ft[@]}" "${ex[@]}" -print0 | sort -z | md5sum)
+	if [ "$d" = "$f" ]; then
+		echo "   $e: fd ${fx[*]:0:${#fx[@]}-1}: the same set as find ${ft[*]} ${ex[*]}"
+	else
+		echo "   warning: $e: fd's result set differs from find ${ft[*]} ${ex[*]}'s"
+	fi
+	unset -n ex fx
 done
 
 section() { echo; echo "== $1: $2"; }
@@ -114,13 +131,15 @@ versus() {
 # run SECTION PREP EXPR-ARRAY-NAME
 run() {
 	local s=$1 prep=$2
-	declare -n ex=$3
+	declare -n ex=$3 fx=FD_$3
 	alternate -w "$RUNS" "$prep" \
 		-- "$s/myriad" "$MYRIAD" find --no-state "$T" "${ex[@]}" \
 		-- "$s/bfs" bfs "$T" "${ex[@]}" \
+		-- "$s/fdfind" fdfind "${fx[@]}" \
 		-- "$s/find" find "$T" "${ex[@]}"
-	report_medians "$s/myriad" "$s/bfs" "$s/find"
+	report_medians "$s/myriad" "$s/bfs" "$s/fdfind" "$s/find"
 	versus 2 "$s/myriad" "$s/bfs"
+	ratio "$s/myriad" "$s/fdfind"
 	ratio "$s/myriad" "$s/find"
 }
 
