@@ -117,6 +117,7 @@ struct worker {
 	size_t nkids, capkids;
 	uint64_t pending_cookie;
 	bool slice_done;       /* a slice's reading reached its end cookie */
+	bool kid_dirs;         /* the directory being visited has had subdirectories to enter */
 	size_t batch_bytes;
 	char *buf;
 	const struct linux_dirent64 **order;
@@ -273,6 +274,7 @@ static void add_kid(struct worker *wk, const struct rec *parent, const struct wa
 		relstart = p->len - e->namelen;
 	struct rec *kid = rec_new(wk->w, parent->root, p->data, p->len, relstart, 0);
 	kid->pserial = parent->serial;
+	wk->kid_dirs = true;
 	if (wk->w->cfg.visitor.dir_init)
 		wk->w->cfg.visitor.dir_init(wk->w->cfg.visitor.ctx, rec_state(wk->w, kid), e);
 	push_kid(wk, kid);
@@ -724,6 +726,7 @@ static void visit_dir(struct worker *wk, struct rec *r)
 		goto fail;
 	wk->pending_cookie = r->cookie;
 	wk->slice_done = false;
+	wk->kid_dirs = false;
 	struct walk_dir d = {r->path, r->pathlen, fd, r->root, w->rootfd[r->root], r->relstart, false, false,
 			     rec_state(w, r)};
 	/* A shared walk reads small buffers while they are slow to visit, so that a huge directory on a
@@ -773,7 +776,13 @@ static void visit_dir(struct worker *wk, struct rec *r)
 		if (!whole && lseek(fd, (off_t)r->cookie, SEEK_SET) < 0)
 			goto fail;
 	}
-	release_dir(wk, r->serial, fd);
+	/* Read to its end: held only if children will be opened from it. A leaf is closed now, on
+	 * this CPU, while what the filesystem keeps for an open directory (ext4's hash-order tree of
+	 * its last entries) is still in cache, rather than when a later directory pushes it out. */
+	if (wk->kid_dirs)
+		release_dir(wk, r->serial, fd);
+	else
+		close(fd);
 	commit(wk, r, true);
 	return;
 fail:

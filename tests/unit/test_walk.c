@@ -499,6 +499,75 @@ static void enter_false_prunes(void **state)
 	}
 }
 
+/* Directories under top open in this process now. */
+static int open_dirs_under_top(void)
+{
+	DIR *fds = opendir("/proc/self/fd");
+	assert_non_null(fds);
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(fds))) {
+		char link[600], target[600];
+		snprintf(link, sizeof(link), "/proc/self/fd/%s", de->d_name);
+		ssize_t len = readlink(link, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = 0;
+		struct stat st;
+		n += !strncmp(target, top, strlen(top)) && stat(target, &st) == 0 && S_ISDIR(st.st_mode);
+	}
+	closedir(fds);
+	return n;
+}
+
+static int most_open_dirs;
+
+static bool v_entry_count_fds(void *ctx, void *local, const struct walk_dir *d, const struct walk_entry *e,
+			      struct errbatch *errs)
+{
+	int n = open_dirs_under_top();
+	if (n > __atomic_load_n(&most_open_dirs, __ATOMIC_RELAXED))
+		__atomic_store_n(&most_open_dirs, n, __ATOMIC_RELAXED); /* a race loses only a maximum */
+	if (d)
+		usleep(1000);
+	return v_entry(ctx, local, d, e, errs);
+}
+
+/* A worker keeps the directories it read open to open their subdirectories by name; a directory
+ * without any is closed as soon as it is read. A worker that did not read the parent (here the
+ * second one: the first read the operand) opens each leaf by path, and held every one it read
+ * until 8 later ones pushed it out (closing it late cost ext4 the freeing of its readdir tree
+ * from a cold cache). Each entry takes 1 ms, so that both workers read leaves. */
+static void leaves_are_closed_once_read(void **state)
+{
+	strcpy(top, "/tmp/myriad-unit-walk.XXXXXX");
+	assert_non_null(mkdtemp(top));
+	for (int i = 0; i < 40; i++) {
+		char rel[32];
+		snprintf(rel, sizeof(rel), "l%02d", i);
+		mk(rel, true);
+		snprintf(rel, sizeof(rel), "l%02d/f", i);
+		mk(rel, false);
+	}
+	struct seen s = {0};
+	struct errlog el = {0};
+	char *roots[] = {top};
+	struct walk_config cfg = config(&s, roots, 2, &el);
+	cfg.visitor.entry = v_entry_count_fds;
+	cfg.visitor.dir_done = NULL;
+	most_open_dirs = 0;
+	run_walk(&cfg, NULL);
+	assert_int_equal(s.count, 81);
+	/* The operand (held open by the walk, and by the worker that read it for its children) and
+	 * the leaf each worker reads. */
+	assert_true(most_open_dirs >= 2);
+	if (most_open_dirs > 4)
+		fail_msg("%d directories open at once; want at most 4", most_open_dirs);
+	seen_free(&s);
+	errlog_close(&el);
+	rm_tree(top);
+}
+
 static struct walk *cancel_walk;
 
 static bool v_entry_cancel(void *ctx, void *local, const struct walk_dir *d, const struct walk_entry *e,
@@ -764,6 +833,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(enter_false_prunes, small_tree, remove_tree),
 	    cmocka_unit_test_setup_teardown(cancel_ends_the_walk, small_tree, remove_tree),
 	    cmocka_unit_test(inode_order),
+	    cmocka_unit_test(leaves_are_closed_once_read),
 	    cmocka_unit_test_setup_teardown(moved_out_mid_walk, small_tree, remove_tree),
 	    cmocka_unit_test(resume_from_snapshot_gives_the_same_totals),
 	    cmocka_unit_test(dir_state_rolls_up_and_resumes_exactly),
