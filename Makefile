@@ -21,6 +21,9 @@ all: $(B)/myriad $(B)/faultfs $(B)/mktree $(B)/noopenat2 $(UNIT)
 $(B)/myriad: $(OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# What prints the version is rebuilt when VERSION changes.
+$(B)/src/main.o $(B)/src/report/page.o $(B)/src/report/json.o $(B)/src/state/manifest.o: VERSION
+
 $(B)/%.o: %.c $(wildcard src/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<

@@ -76,3 +76,14 @@ done
 
 # The README's two commands say "as root" (sudo may not be installed where one is root).
 grep -q '^sudo scripts/' "$README" && fail "README runs scripts/ with sudo" || ok "README: the set-up commands need no sudo"
+
+# One version everywhere: VERSION, myriad --version, every man page's header, and the newest
+# CHANGELOG section (the pages and --version said 0.1.0 while CHANGELOG described 0.2.0).
+version=$(cat "$TOP/VERSION")
+expect_eq "myriad --version prints VERSION" "myriad $version" "$("$MYRIAD" --version)"
+expect_eq "CHANGELOG's newest section is VERSION" "$version" \
+	"$(grep -m1 '^## [0-9]' "$TOP/CHANGELOG.md" | awk '{print $2}')"
+for p in "$DOCS"/*.1; do
+	expect_eq "$(basename "$p"): its header names myriad $version" "myriad $version" \
+		"$(head -1 "$p" | grep -o 'myriad [0-9][0-9.]*')"
+done
