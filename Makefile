@@ -22,7 +22,8 @@ $(B)/myriad: $(OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 # What prints the version is rebuilt when VERSION changes.
-$(B)/src/main.o $(B)/src/report/page.o $(B)/src/report/json.o $(B)/src/state/manifest.o: VERSION
+VERSIONED := src/main.o src/report/page.o src/report/json.o src/state/manifest.o
+$(addprefix $(B)/,$(VERSIONED)) $(addprefix $(B)/mpi/,$(VERSIONED)): VERSION
 
 $(B)/%.o: %.c $(wildcard src/*.h src/*/*.h)
 	@mkdir -p $(dir $@)

@@ -145,6 +145,7 @@ fcmp "-maxdepth 0" -maxdepth 0
 fcmp "-maxdepth 1" -maxdepth 1
 fcmp "-maxdepth 2 -name" -maxdepth 2 -name 'd*'
 fcmp "-mindepth 3" -mindepth 3
+fcmp "-mindepth 1 (depth taken as 1 below the operand, not counted)" -mindepth 1
 fcmp "-mindepth 2 -maxdepth 3" -mindepth 2 -maxdepth 3
 fcmp "-mindepth 1 -maxdepth 1 -type d" -mindepth 1 -maxdepth 1 -type d
 fcmp "-xdev" -xdev -name 'f9*'

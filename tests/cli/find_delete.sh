@@ -61,6 +61,7 @@ dcmp "-delete (everything under '.')" -delete
 dcmp "-name '*.tmp' -delete" -name '*.tmp' -delete
 dcmp "-type f -size +0 -delete" -type f -size +0 -delete
 dcmp "-mindepth 2 -delete" -mindepth 2 -delete
+dcmp "-mindepth 1 -name 'd*' -delete (depth taken, not counted)" -mindepth 1 -name 'd*' -delete
 dcmp "-maxdepth 2 -type f -delete" -maxdepth 2 -type f -delete
 dcmp "-maxdepth 2 -type d -empty -delete" -maxdepth 2 -type d -empty -delete
 dcmp "-empty -delete (bottom-up: d3 empties, then d2 does not)" -empty -delete

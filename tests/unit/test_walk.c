@@ -11,6 +11,7 @@
  * is not under an operand. */
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -521,6 +522,9 @@ static int open_dirs_under_top(void)
 }
 
 static int most_open_dirs;
+static pthread_t leaf_readers[2]; /* the threads seen visiting entries below the operand */
+static int nleaf_readers;
+static pthread_mutex_t leaf_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static bool v_entry_count_fds(void *ctx, void *local, const struct walk_dir *d, const struct walk_entry *e,
 			      struct errbatch *errs)
@@ -528,8 +532,17 @@ static bool v_entry_count_fds(void *ctx, void *local, const struct walk_dir *d, 
 	int n = open_dirs_under_top();
 	if (n > __atomic_load_n(&most_open_dirs, __ATOMIC_RELAXED))
 		__atomic_store_n(&most_open_dirs, n, __ATOMIC_RELAXED); /* a race loses only a maximum */
-	if (d)
+	if (d) {
+		pthread_mutex_lock(&leaf_lock);
+		pthread_t me = pthread_self();
+		bool known = false;
+		for (int i = 0; i < nleaf_readers; i++)
+			known |= pthread_equal(leaf_readers[i], me);
+		if (!known && nleaf_readers < 2)
+			leaf_readers[nleaf_readers++] = me;
+		pthread_mutex_unlock(&leaf_lock);
 		usleep(1000);
+	}
 	return v_entry(ctx, local, d, e, errs);
 }
 
@@ -556,8 +569,12 @@ static void leaves_are_closed_once_read(void **state)
 	cfg.visitor.entry = v_entry_count_fds;
 	cfg.visitor.dir_done = NULL;
 	most_open_dirs = 0;
+	nleaf_readers = 0;
 	run_walk(&cfg, NULL);
 	assert_int_equal(s.count, 81);
+	assert_int_equal(open_dirs_under_top(), 0); /* nothing left open */
+	/* Both workers read leaves (else the second one's held directories were never tried). */
+	assert_int_equal(nleaf_readers, 2);
 	/* The operand (held open by the walk, and by the worker that read it for its children) and
 	 * the leaf each worker reads. */
 	assert_true(most_open_dirs >= 2);
