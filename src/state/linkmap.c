@@ -3,12 +3,12 @@
  *
  * Two tiers; an entry lives in exactly one. Memory: a chained hash table whose buckets and entries
  * are charged to the budget; the table starts small and doubles as entries come (up to about an
- * eighth of the budget), so a map that holds few entries costs little memory, also to free. Disk, used once memory is full: an open-addressing hash table of
- * fixed 32-byte records (linear probing, read a 4 KiB block at a time) in one unlinked file, the
- * paths appended to another. A record whose links are all seen becomes a tombstone; when live
- * records and tombstones fill 70% of the slots, both files are rewritten (live entries only,
- * twice the slots when they are many), so the disk use follows the entries pending, not the
- * entries ever seen.
+ * eighth of the budget), so a map that holds few entries costs little memory, also to free.
+ * Disk, used once memory is full: an open-addressing hash table of fixed 32-byte records (linear
+ * probing, read a 4 KiB block at a time) in one unlinked file, the paths appended to another. A
+ * record whose links are all seen becomes a tombstone; when live records and tombstones fill 70%
+ * of the slots, both files are rewritten (live entries only, twice the slots when they are many),
+ * so the disk use follows the entries pending, not the entries ever seen.
  */
 #include "state/linkmap.h"
 
@@ -50,8 +50,7 @@ struct linkmap {
 	uint64_t budget, mem;
 	struct mlink **buckets;
 	size_t nbuckets, maxbuckets;
-	uint64_t nmem;             /* entries in memory */
-	uint64_t count, spilled;
+	uint64_t count, spilled;   /* count: entries in memory and live on disk (d.live) */
 	char *dir;
 	struct disk d; /* tab < 0: no spill yet */
 	struct drec block[BLOCK_RECS];
@@ -293,7 +292,6 @@ int linkmap_take(struct linkmap *m, uint64_t dev, uint64_t ino, struct sbuf *pat
 			m->mem -= mem_cost(k->len);
 			free(k);
 			m->count--;
-			m->nmem--;
 		}
 		return 1;
 	}
@@ -310,7 +308,8 @@ static void grow(struct linkmap *m)
 {
 	size_t nb = m->nbuckets * 2;
 	uint64_t more = (nb - m->nbuckets) * sizeof(*m->buckets);
-	if (m->nmem < m->nbuckets || nb > m->maxbuckets || m->mem + more > m->budget)
+	uint64_t in_memory = m->count - m->d.live;
+	if (in_memory < m->nbuckets || nb > m->maxbuckets || m->mem + more > m->budget)
 		return;
 	struct mlink **b = xcalloc(nb, sizeof(*b));
 	for (size_t i = 0; i < m->nbuckets; i++)
@@ -348,6 +347,5 @@ int linkmap_add(struct linkmap *m, uint64_t dev, uint64_t ino, uint32_t left, co
 	*b = k;
 	m->mem += mem_cost(len);
 	m->count++;
-	m->nmem++;
 	return 0;
 }

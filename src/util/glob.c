@@ -44,24 +44,26 @@ void glob_init(struct glob *g, const char *pat, bool casefold)
 	}
 }
 
-/* Case-folding memmem: the first place in h[0..hn) where n[0..nn) (already lower case) occurs. */
-static const char *fold_find(const char *h, size_t hn, const char *n, size_t nn)
+/* Is the run s at p (p has at least s->n bytes)? */
+static bool run_at(const struct glob *g, const char *p, const struct glob_seg *s)
 {
-	if (nn == 0)
-		return h;
-	for (size_t i = 0; i + nn <= hn; i++) {
-		size_t k = 0;
-		while (k < nn && lower((unsigned char)h[i + k]) == (unsigned char)n[k])
-			k++;
-		if (k == nn)
-			return h + i;
-	}
-	return NULL;
+	if (!g->casefold)
+		return memcmp(p, s->s, s->n) == 0;
+	for (size_t k = 0; k < s->n; k++)
+		if (lower((unsigned char)p[k]) != (unsigned char)s->s[k])
+			return false;
+	return true;
 }
 
-static bool seg_at(const struct glob *g, const char *p, const struct glob_seg *s)
+/* The first place in h[0..hn) where the run s is, or NULL. */
+static const char *run_find(const struct glob *g, const char *h, size_t hn, const struct glob_seg *s)
 {
-	return fold_find(p, s->n, s->s, s->n) == p;
+	if (!g->casefold)
+		return memmem(h, hn, s->s, s->n);
+	for (size_t i = 0; i + s->n <= hn; i++)
+		if (run_at(g, h + i, s))
+			return h + i;
+	return NULL;
 }
 
 bool glob_match(const struct glob *g, const char *name, size_t len)
@@ -72,22 +74,19 @@ bool glob_match(const struct glob *g, const char *name, size_t len)
 		size_t n = g->nseg ? g->seg[0].n : 0;
 		if (len != n)
 			return false;
-		return !n || (g->casefold ? seg_at(g, name, &g->seg[0]) : memcmp(name, g->seg[0].s, n) == 0);
+		return !n || run_at(g, name, &g->seg[0]);
 	}
 	size_t i = 0, last = g->nseg, pos = 0, end = len;
 	if (!g->lead) { /* the first run is a prefix */
 		const struct glob_seg *s = &g->seg[0];
-		if (len < s->n || !(g->casefold ? seg_at(g, name, s) : memcmp(name, s->s, s->n) == 0))
+		if (len < s->n || !run_at(g, name, s))
 			return false;
 		pos = s->n;
 		i = 1;
 	}
 	if (!g->trail && last > i) { /* the last run is a suffix, after the prefix */
 		const struct glob_seg *s = &g->seg[last - 1];
-		if (end - pos < s->n)
-			return false;
-		const char *p = name + end - s->n;
-		if (!(g->casefold ? seg_at(g, p, s) : memcmp(p, s->s, s->n) == 0))
+		if (end - pos < s->n || !run_at(g, name + end - s->n, s))
 			return false;
 		end -= s->n;
 		last--;
@@ -96,8 +95,7 @@ bool glob_match(const struct glob *g, const char *name, size_t len)
 	 * most room for the rest, so this finds a match whenever there is one). */
 	for (; i < last; i++) {
 		const struct glob_seg *s = &g->seg[i];
-		const char *p = g->casefold ? fold_find(name + pos, end - pos, s->s, s->n)
-					    : memmem(name + pos, end - pos, s->s, s->n);
+		const char *p = run_find(g, name + pos, end - pos, s);
 		if (!p)
 			return false;
 		pos = (size_t)(p - name) + s->n;
