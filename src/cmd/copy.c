@@ -27,6 +27,7 @@
 #include "cmd/cmdstate.h"
 #include "cmd/copy_int.h"
 #include "cmd/job.h"
+#include "cmd/removal.h"
 #include "io/cgroup_io.h"
 #include "engine/walk.h"
 #include "io/dir.h"
@@ -77,7 +78,9 @@ static const char copy_help[] =
     "own pass, where each entry that still fails appears once (the --errors file starts afresh).\n"
     "Refused (exit 2): SRC missing or not a directory, SRC equal to DST, DST inside SRC, SRC\n"
     "inside DST with --delete (compared by device and inode, so a bind mount or a symlink is no way\n"
-    "round), and --delete from an empty SRC into a non-empty DST unless --max-delete is given.\n";
+    "round), and --delete from an empty SRC into a non-empty DST unless --max-delete is given.\n"
+    "--delete keeps rm's guards: DST written 'link/' or /, and the run's own --json, --errors or\n"
+    "state inside DST, are refused; the working directory and those above it are never removed.\n";
 
 #ifndef STATX_ATTR_MOUNT_ROOT
 #define STATX_ATTR_MOUNT_ROOT 0x00002000
@@ -519,7 +522,12 @@ static int copy_begin(struct copy *c, struct copy_opts *o, bool *dst_exists)
 	ser_str(&id, "mpi"); /* a job of ranks is another job than one process's */
 #endif
 	char *trees[2] = {c->src, c->dst};
-	int rc = job_begin(&c->job, &o->jo, "copy", &id, trees, *dst_exists ? 2 : 1);
+	/* --delete would remove the run's own files in DST as it writes them (rm's rule). */
+	int rc = c->del && !c->check && *dst_exists
+		     ? removal_check_own(&o->jo, "copy", &id, &c->dst, 1, NULL, 0, "--delete in")
+		     : 0;
+	if (!rc)
+		rc = job_begin(&c->job, &o->jo, "copy", &id, trees, *dst_exists ? 2 : 1);
 	sbuf_free(&id);
 	return rc;
 }
@@ -855,10 +863,12 @@ static int copy_run(void *opts)
 	c.base_exact = true;
 	c.threads = job_threads(&o->jo, 8, 16, 0);
 #ifdef MYRIAD_MPI
-	return copy_ranks(&c, o);
+	int rc = copy_ranks(&c, o);
 #else
-	return copy_one(&c, o);
+	int rc = copy_one(&c, o);
 #endif
+	guard_free(&c.guard);
+	return rc;
 }
 
 const struct command cmd_copy = {"copy", "copy a tree like cp -a: sparse, hard links, xattrs; resumable, throttled",

@@ -1,7 +1,8 @@
 /*
  * copy_delete: --delete, what DST has that SRC lacks (copy_extras, also --check's "extra" and the
  * count of --dry-run), removed whole (io's remove_tree) within --max-delete, and never across a
- * mount point in DST, which is reported and left alone.
+ * mount point in DST nor through the working directory or one above it (rm's guard), which are
+ * reported and left alone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,7 +22,7 @@ static void max_delete_reached(struct copy *c)
 		       (unsigned long long)c->max_delete);
 }
 
-/* Where remove_tree reports a mount point it leaves alone. */
+/* Where remove_tree reports a directory it leaves alone. */
 struct mount_note {
 	struct copy *c;
 	const struct walk_dir *d;
@@ -34,14 +35,18 @@ static void mount_left_alone(struct copy *c, struct errbatch *errs, const struct
 		"--delete never enters nor removes a mount in DST: unmount it to have it deleted");
 }
 
-static void note_mount_point(void *arg, const char *rel, size_t len)
+/* A directory remove_tree left alone: a mount point, or one of the guard's (GUARD_CWD). */
+static void note_left_alone(void *arg, const char *rel, size_t len, enum guard_verdict v)
 {
 	struct mount_note *m = arg;
 	struct sbuf p = {0};
 	copy_dst_path(&p, m->c, m->d, NULL);
 	sbuf_addc(&p, '/');
 	sbuf_add(&p, rel, len);
-	mount_left_alone(m->c, m->errs, &p);
+	if (v == GUARD_OK)
+		mount_left_alone(m->c, m->errs, &p);
+	else
+		copy_problem(m->c, m->errs, &p, "not deleted", guard_rule(v));
 	sbuf_free(&p);
 }
 
@@ -53,7 +58,8 @@ int copy_delete_tree(struct copy *c, struct local *l, const struct walk_dir *d, 
 	struct mount_note note = {c, d, errs};
 	struct rm_tree t = {.budget = c->max_delete_set ? &c->delete_budget : NULL,
 			    .mnt = c->dst_mnt,
-			    .mount_point = note_mount_point,
+			    .guard = &c->guard,
+			    .left_alone = note_left_alone,
 			    .arg = &note};
 	int rc = remove_tree(dfd, name, &t);
 	int err = errno;

@@ -22,6 +22,7 @@
 #include "engine/walk.h"
 #include "io/prefetch.h"
 #include "io/copy.h"
+#include "io/guard.h"
 #include "report/errlog.h"
 #include "state/linkmap.h"
 #include "state/tally.h"
@@ -60,6 +61,7 @@ struct copy {
 	bool dry_run, check, del, root, xdev;
 	dev_t src_dev;
 	uint64_t dst_mnt; /* DST's mount: --delete never enters nor removes a directory on another */
+	struct guard guard; /* / and the working directory's chain: never removed from DST */
 	bool max_delete_set;
 	uint64_t max_delete;
 	_Atomic uint64_t delete_budget; /* deletions --max-delete still allows */
@@ -224,7 +226,8 @@ bool copy_dst_mount(struct copy *c, const struct walk_dir *d, int dfd, struct er
 /* ---- operands (copy_operands.c) ---- */
 
 /* Check SRC and DST before anything is written: both directories, neither inside the other (by
- * identity), --delete from an empty SRC only with --max-delete. 0 or an exit code. */
+ * identity); with --delete, DST through removal's guards (not "link/", not /) and an empty SRC only
+ * with --max-delete. Sets c->guard (guard_free it). 0 or an exit code. */
 int check_operands(struct copy *c);
 
 /* ---- the walk's visitor (copy_visit.c) ---- */

@@ -188,6 +188,11 @@ int copy_clear_dst(struct copy *c, struct local *l, const struct walk_dir *d, in
 	if (S_ISDIR(have->st_mode)) {
 		/* An empty directory goes (nothing is lost); a full one only with --delete. */
 		*op = "rmdir";
+		struct fs_id id;
+		if (fs_identity(dfd, name, &id) == 0 && guard_id(&c->guard, &id) != GUARD_OK) {
+			errno = EBUSY; /* the working directory (empty) or one above it: rm's guard keeps it */
+			return -1;
+		}
 		if (!c->del)
 			return unlinkat(dfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT ? -1 : 0;
 		return copy_delete_tree(c, l, d, dfd, name, errs) ? 1 : 0;

@@ -14,6 +14,7 @@
 #include "cmd/cmds.h"
 #include "cmd/copy_int.h"
 #include "io/dir.h"
+#include "io/guard.h"
 #include "util/util.h"
 
 /* Open directory p (O_PATH, following symlinks as the path does), or when it does not exist yet,
@@ -96,9 +97,36 @@ static int check_overlap(struct copy *c, bool dst_exists)
 	return rc;
 }
 
+/* --delete removes inside DST: DST passes the guards of every removal (cmd/removal.h). "link/" names
+ * a symlink's target, and / would be emptied. The working directory and the directories above it may
+ * lie in DST: its removals leave them alone (io/rmtree). 0 or EXIT_USAGE. */
+static int check_delete_dst(struct copy *c)
+{
+	struct guard_operand op;
+	enum guard_verdict v = guard_check(&c->guard, c->dst, &op);
+	if (v == GUARD_LINK_SLASH)
+		return usage_error("refusing --delete in '%s': %s (to delete in the directory it points to, name that "
+				   "directory)",
+				   c->dst, guard_rule(v));
+	if (v == GUARD_ROOT)
+		return usage_error("refusing --delete in '%s': %s, and --delete would empty it of all SRC lacks", c->dst,
+				   guard_rule(v));
+	return 0;
+}
+
 /* Check SRC and DST; make DST unless nothing may be written. 0 or an exit code. */
 int check_operands(struct copy *c)
 {
+	if (guard_init(&c->guard) != 0 && c->del)
+		return usage_error("--delete: cannot identify the working directory and every directory above it, "
+				   "which are never deleted: %s (run it from a directory whose parents this user can "
+				   "search)",
+				   strerror(errno));
+	if (c->del && !c->check) {
+		int rc = check_delete_dst(c);
+		if (rc)
+			return rc;
+	}
 	struct stat st;
 	if (lstat(c->src, &st) != 0)
 		return usage_error("%s: %s", c->src, strerror(errno));

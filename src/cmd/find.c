@@ -20,6 +20,7 @@
 #include "cmd/cmds.h"
 #include "cmd/findexpr.h"
 #include "cmd/job.h"
+#include "cmd/removal.h"
 #include "engine/walk.h"
 #include "io/dir.h"
 #include "io/guard.h"
@@ -57,9 +58,10 @@ static const char find_help[] =
     "           %%A@ %%C@ %%%%, escapes \\n \\t \\0 \\\\ \\NNN \\c\n"
     "\n"
     "DIR must be a directory (a symlink to one is followed); nothing under it is followed.\n"
-    "-delete works bottom-up (it implies -depth) with rm's guards: a DIR that is a symlink is\n"
-    "refused (exit 2); '.', '..', / and the working directory with those above it are searched\n"
-    "but never deleted; mount points are not entered nor deleted (reported).\n"
+    "-delete works bottom-up (it implies -depth) with rm's guards: a DIR that is a symlink, a DIR\n"
+    "inside another or named twice, and the run's own files under a DIR are refused (exit 2);\n"
+    "'.', '..', / and the working directory with those above it are searched but never deleted;\n"
+    "mount points are not entered nor deleted (reported).\n"
     "Exit status: 0 all read; 1 some entries failed (reported on stderr and with --errors);\n"
     "2 usage error (an unknown predicate, a missing or bad argument); 3 stopped by a signal or a\n"
     "failed output with state saved: run the same command to resume (results on standard output\n"
@@ -274,7 +276,7 @@ static bool ctx_remove(struct fx_ctx *fx)
 		if (d->relstart != d->pathlen && !guard_allows(c, l, &l->self_id, fx))
 			return false;
 		op = "rmdir";
-		r = walk_rmdir(d);
+		r = walk_rmdir(d, false);
 	} else if (l->e->type == DT_UNKNOWN) { /* its stat failed (reported): what it is is unknown */
 		return false;
 	} else if (!l->d) { /* an operand not entered (-maxdepth 0) */
@@ -699,6 +701,21 @@ static int delete_guards(struct find_cmd *c, struct guard_operand **checked)
 	return EXIT_OK;
 }
 
+/* -delete's checks of the run as a whole: no operand inside another, none of the run's own files
+ * (state, --json, --errors, -o, -fprint's) under an operand. */
+static int delete_own_files(const struct find_opts *o, const struct sbuf *id)
+{
+	int rc = removal_check_overlap(o->roots, o->nroots, "-delete under");
+	struct removal_own *own = xcalloc(1 + o->x.nfiles, sizeof(*own));
+	own[0] = (struct removal_own){"--output", o->output};
+	for (size_t i = 0; i < o->x.nfiles; i++)
+		own[1 + i] = (struct removal_own){"-fprint", o->x.files[i]};
+	if (!rc)
+		rc = removal_check_own(&o->jo, "find", id, o->roots, o->nroots, own, 1 + o->x.nfiles, "-delete under");
+	free(own);
+	return rc;
+}
+
 static int find_run(void *opts)
 {
 	struct find_opts *o = opts;
@@ -730,7 +747,9 @@ static int find_run(void *opts)
 
 	struct sbuf id = {0};
 	find_identity(&id, o);
-	rc = job_begin(&c.job, &o->jo, "find", &id, o->roots, o->nroots);
+	rc = c.del ? delete_own_files(o, &id) : EXIT_OK;
+	if (!rc)
+		rc = job_begin(&c.job, &o->jo, "find", &id, o->roots, o->nroots);
 	sbuf_free(&id);
 	if (rc)
 		goto out;

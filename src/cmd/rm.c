@@ -18,6 +18,7 @@
 
 #include "cmd/cmds.h"
 #include "cmd/cmdstate.h"
+#include "cmd/removal.h"
 #include "cmd/job.h"
 #include "engine/walk.h"
 #include "io/dir.h"
@@ -51,7 +52,8 @@ static const char rm_help[] =
     "enters a mount point (another filesystem, or a bind mount of the same one): it is reported and\n"
     "left alone, with the directories above it. Refused before anything is removed (exit 2): a DIR whose last component is\n"
     "'.' or '..', /, and the working directory and the directories above it (by device and inode,\n"
-    "whatever the spelling). On ext2/3/4, XFS and btrfs each directory's entries are unlinked in inode\n"
+    "whatever the spelling); a DIR inside another or named twice; a DIR holding the run's own\n"
+    "--state, --json or --errors file. On ext2/3/4, XFS and btrfs each directory's entries are unlinked in inode\n"
     "order, in bounded chunks; elsewhere in readdir order. An entry that cannot be removed is reported\n"
     "and everything else is removed (exit 1). Interrupted (exit 3, or kill -9), the same command\n"
     "carries on, and its counts are the whole job's: every entry removed by any of its runs, once.\n";
@@ -147,7 +149,7 @@ static bool rm_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool keep
 	 * may have named another directory than the one emptied. */
 	struct tally_slot *s = rm_slot(c, l);
 	tally_begin(s, T_DIRS, d->path, d->pathlen, NULL, 0);
-	bool gone = walk_rmdir(d) == 0 || (errno == ENOENT && d->relstart != d->pathlen);
+	bool gone = walk_rmdir(d, true) == 0 || (errno == ENOENT && d->relstart != d->pathlen);
 	int err = errno;
 	tally_end(s, T_DIRS, gone);
 	if (!gone) {
@@ -763,7 +765,13 @@ static int rm_run(void *opts)
 #ifdef MYRIAD_MPI
 	ser_str(&id, "mpi"); /* a job of ranks is another job than one process's */
 #endif
-	if (apply_ionice(o->jo.ioprio) != 0)
+	/* Checked before the state is opened: a refused run writes nothing. (Across ranks, rank 0 says
+	 * it; the others learn it in rm_spread.) */
+	if (c.rank == 0 && !rc)
+		rc = removal_check_overlap(roots, nroots, "to remove");
+	if (c.rank == 0 && !rc)
+		rc = removal_check_own(&o->jo, "rm", &id, roots, nroots, NULL, 0, "to remove");
+	if (!rc && apply_ionice(o->jo.ioprio) != 0)
 		rc = EXIT_USAGE;
 	if (!rc)
 		rc = job_begin(&c.job, &o->jo, "rm", &id, NULL, 0);

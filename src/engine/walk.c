@@ -1345,12 +1345,12 @@ void walk_stuck(struct walk *w, struct sbuf *line, double min_s)
 	pthread_mutex_unlock(&w->lock);
 }
 
-int walk_rmdir(const struct walk_dir *d)
+int walk_rmdir(const struct walk_dir *d, bool any_type)
 {
 	const char *rel = d->path + d->relstart;
 	size_t len = d->pathlen - d->relstart;
 	if (len == 0)
-		return rmdir(d->path); /* an operand */
+		return rmdir(d->path); /* an operand (rmdir never removes anything else) */
 	const char *slash = memrchr(rel, '/', len);
 	int pfd = slash ? dir_open_at(d->rootfd, rel, slash - rel) : d->rootfd;
 	const char *name = slash ? slash + 1 : rel;
@@ -1364,7 +1364,7 @@ int walk_rmdir(const struct walk_dir *d)
 	int r = unlinkat(pfd, name, AT_REMOVEDIR);
 	/* A file or symlink took the directory's place since it was read: it is under the operand,
 	 * so it goes too (as an entry: a symlink is never followed). */
-	if (r != 0 && errno == ENOTDIR)
+	if (r != 0 && errno == ENOTDIR && any_type)
 		r = unlinkat(pfd, name, 0);
 	int e = errno;
 	if (pfd != d->rootfd)

@@ -161,9 +161,11 @@ void walk_free(struct walk *w);
  * Post-order walks do not get dir_done for directories left unfinished. */
 void walk_cancel(struct walk *w);
 
-/* Remove directory d (after dir_done), or the non-directory that has taken its place since it was
- * read: 0, or -1 with errno (ENOENT also when a directory above it has been replaced). */
-int walk_rmdir(const struct walk_dir *d);
+/* Remove directory d (after dir_done), and with any_type the non-directory that has taken its place
+ * since it was read (rm removes whatever is under its operand; find -delete only what its
+ * expression was true of, so a file in the directory's place stays: ENOTDIR). 0, or -1 with errno
+ * (ENOENT also when a directory above it has been replaced). */
+int walk_rmdir(const struct walk_dir *d, bool any_type);
 
 /* Append the full path of entry e in directory d (d NULL: an operand) to b. */
 void walk_path(struct sbuf *b, const struct walk_dir *d, const struct walk_entry *e);

@@ -188,3 +188,87 @@ bool guard_same(const struct guard_operand *op, int fd)
 	struct fs_id now;
 	return fs_identity(fd, "", &now) == 0 && same_mount_entry(&now, &op->id);
 }
+
+/* Open path's directory without following a final symlink: path itself when it is a directory,
+ * else the nearest directory above it that exists (what it is, or would be made, in). fd (O_PATH),
+ * or -1 with errno. */
+static int open_place(const char *path)
+{
+	int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 || (errno != ENOENT && errno != ENOTDIR && errno != ELOOP))
+		return fd;
+	char *dir = xstrdup(path);
+	size_t end = guard_name_len(dir);
+	for (;;) {
+		while (end > 0 && dir[end - 1] != '/')
+			end--; /* the last component off */
+		while (end > 1 && dir[end - 1] == '/')
+			end--;
+		if (end == 0) {
+			fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			break;
+		}
+		dir[end] = 0;
+		fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0 || errno != ENOENT || (end == 1 && dir[0] == '/'))
+			break;
+	}
+	int e = errno;
+	free(dir);
+	errno = e;
+	return fd;
+}
+
+int guard_path_in_tree(const char *path, const char *tree)
+{
+	int pfd = open_place(path);
+	if (pfd < 0)
+		return -1;
+	int tfd = open(tree, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (tfd < 0) {
+		int e = errno;
+		close(pfd);
+		errno = e;
+		return e == ENOENT ? 0 : -1; /* no tree: nothing of it to remove */
+	}
+	int r = dir_within(pfd, tfd);
+	int e = errno;
+	close(pfd);
+	close(tfd);
+	errno = e;
+	return r;
+}
+
+int guard_overlap(char *const *paths, size_t n, size_t *inner, size_t *outer, bool *same)
+{
+	int *fd = xmalloc((n ? n : 1) * sizeof(*fd));
+	int r = 0;
+	size_t opened = 0;
+	for (; opened < n; opened++)
+		if ((fd[opened] = open(paths[opened], O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+			r = -1;
+			break;
+		}
+	/* The later of two is the inner one where they are the same directory. */
+	for (size_t i = 0; r == 0 && i < n; i++)
+		for (size_t j = 0; r == 0 && j < n; j++) {
+			if (i == j)
+				continue;
+			struct fs_id a, b;
+			int w = dir_within(fd[j], fd[i]);
+			if (w < 0 || (w && (fs_identity(fd[i], "", &a) != 0 || fs_identity(fd[j], "", &b) != 0))) {
+				r = -1;
+			} else if (w && (j > i || !fs_id_same(&a, &b))) {
+				*inner = j;
+				*outer = i;
+				*same = fs_id_same(&a, &b);
+				r = 1;
+			}
+		}
+	int e = errno;
+	while (opened-- > 0)
+		close(fd[opened]);
+	free(fd);
+	errno = e;
+	return r;
+}

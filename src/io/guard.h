@@ -66,4 +66,21 @@ const char *guard_rule(enum guard_verdict v);
  * command actually opened by the operand's path: it may have been replaced since. */
 bool guard_same(const struct guard_operand *op, int fd);
 
+/*
+ * Does removing the directory tree take the entry at path with it: is that entry (a directory
+ * tree itself included) or, when path does not exist yet, the directory it would be made in, inside
+ * tree, however each is reached (a symlink on the way, a bind mount: compared by identity, as
+ * dir_within does)? For the files a removing run writes itself (its state, --json, --errors,
+ * --output). 1 yes, 0 no, -1 with errno (path's directory cannot be looked at).
+ */
+int guard_path_in_tree(const char *path, const char *tree);
+
+/*
+ * Is one operand of a removal another's tree or inside it (the same directory named twice, or "D"
+ * and "D/sub")? Both would be walked and removed at once, racing each other. Operands are the
+ * directories paths[0..n) (each already through guard_check). 1 with *inner inside *outer
+ * (indices; *same when they are one directory, the later one then inner), 0 none, -1 with errno.
+ */
+int guard_overlap(char *const *paths, size_t n, size_t *inner, size_t *outer, bool *same);
+
 #endif

@@ -67,8 +67,9 @@ static int rt_unlink(struct rm_tree *t, int dirfd, const char *name, int flags)
 }
 
 /* Open directory name in dirfd (its path in t->where) to empty it: the fd with *id; -2 when it is
- * the root of another mount than t->mnt (told, left alone); -1 with errno. The mount is checked on
- * the open fd, so a mount made between a check and the open cannot slip in. */
+ * the root of another mount than t->mnt, or a directory t->guard keeps (told, left alone); -1 with
+ * errno. Both are checked on the open fd, so a mount or a rename between a check and the open cannot
+ * slip in. */
 static int rt_open(struct rm_tree *t, int dirfd, const char *name, struct fs_id *id)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -80,12 +81,13 @@ static int rt_open(struct rm_tree *t, int dirfd, const char *name, struct fs_id 
 		errno = e;
 		return -1;
 	}
-	if (id->mnt == t->mnt)
+	enum guard_verdict v = t->guard ? guard_id(t->guard, id) : GUARD_OK;
+	if (id->mnt == t->mnt && v == GUARD_OK)
 		return fd;
 	close(fd);
 	t->kept = true;
-	if (t->mount_point)
-		t->mount_point(t->arg, t->where.data, t->where.len);
+	if (t->left_alone)
+		t->left_alone(t->arg, t->where.data, t->where.len, id->mnt == t->mnt ? v : GUARD_OK);
 	return -2;
 }
 

@@ -3,7 +3,8 @@
  * exists in the source). No recursion and no paths handed to the kernel whole: one directory fd
  * at a time, down by name and back up through "..", checked at each level, so a tree of any
  * depth or path length is removed in bounded memory, and a directory swapped for a link or a
- * mount made during the removal cannot lead it outside the tree.
+ * mount made during the removal cannot lead it outside the tree. The working directory and the
+ * directories above it, met inside the tree, are left alone as myriad rm leaves them (io/guard).
  */
 #ifndef MYRIAD_RMTREE_H
 #define MYRIAD_RMTREE_H
@@ -12,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "io/guard.h"
 #include "util/sbuf.h"
 
 /* Take one deletion from budget (NULL: no limit): false when none is left. */
@@ -23,11 +25,15 @@ struct rm_tree {
 	 * takes one first; none left, the removal stops with ECANCELED. */
 	_Atomic uint64_t *budget;
 	uint64_t mnt; /* the mount the tree lives on: a directory on any other is never entered */
-	/* Told of each mount point left alone (its path relative to remove_tree's dirfd). */
-	void (*mount_point)(void *arg, const char *rel, size_t len);
+	/* / and the working directory with those above it: never entered nor removed (NULL: no such
+	 * check; only for trees that cannot hold them). */
+	const struct guard *guard;
+	/* Told of each directory left alone (its path relative to remove_tree's dirfd): a mount point
+	 * (v GUARD_OK), or one the guard keeps (v says which rule). */
+	void (*left_alone)(void *arg, const char *rel, size_t len, enum guard_verdict v);
 	void *arg;
 	uint64_t removed; /* out: entries removed, also when it failed part way */
-	bool kept;        /* out: a mount point was left alone, so the entries above it stay */
+	bool kept;        /* out: a directory was left alone, so the entries above it stay */
 	struct sbuf where; /* out on failure: the path (relative to dirfd) of the entry that failed */
 	const char *op;    /* out on failure: the operation that failed */
 };

@@ -181,6 +181,54 @@ static void same_detects_a_swap(void **state)
 	guard_free(&g);
 }
 
+/* Operands inside each other or the same are found, whichever comes first and however spelled;
+ * siblings are not. */
+static void overlap_by_identity(void **state)
+{
+	char a[256], b[256], c[256], bdot[256], d[256];
+	snprintf(a, sizeof(a), "%s/a", top);
+	snprintf(b, sizeof(b), "%s/a/b", top);
+	snprintf(c, sizeof(c), "%s/a/b/c", top);
+	snprintf(bdot, sizeof(bdot), "%s/a/b/c/../", top);
+	snprintf(d, sizeof(d), "%s/a/b/c/d", top);
+	size_t in = 9, out = 9;
+	bool same = true;
+	char *apart[] = {d, top};
+	assert_int_equal(guard_overlap(apart, 1, &in, &out, &same), 0);
+	char *nested[] = {d, a};
+	assert_int_equal(guard_overlap(nested, 2, &in, &out, &same), 1);
+	assert_true(in == 0 && out == 1 && !same);
+	char *twice[] = {b, c, bdot};
+	assert_int_equal(guard_overlap(twice, 3, &in, &out, &same), 1);
+	assert_true(in == 1 && out == 0 && !same); /* c inside b, found first */
+	char *twice2[] = {bdot, b};
+	assert_int_equal(guard_overlap(twice2, 2, &in, &out, &same), 1);
+	assert_true(in == 1 && out == 0 && same);
+	char *missing[] = {a, "/nonexistent-myriad-guard"};
+	assert_int_equal(guard_overlap(missing, 2, &in, &out, &same), -1);
+}
+
+/* A file, one still to be made (with its parents), a directory and a link to one: each is in the
+ * tree its place is in. */
+static void path_in_tree_through_links(void **state)
+{
+	char a[256], p[300], link[256];
+	snprintf(a, sizeof(a), "%s/a", top);
+	snprintf(link, sizeof(link), "%s/link-to-a", top);
+	assert_int_equal(symlink(a, link), 0);
+	snprintf(p, sizeof(p), "%s/a/b/new/deeper/file", top);
+	assert_int_equal(guard_path_in_tree(p, a), 1);
+	snprintf(p, sizeof(p), "%s/link-to-a/b/x", top);
+	assert_int_equal(guard_path_in_tree(p, a), 1);
+	assert_int_equal(guard_path_in_tree(a, a), 1);
+	assert_int_equal(guard_path_in_tree(link, a), 0); /* the link itself lies beside a */
+	snprintf(p, sizeof(p), "%s/file", top);
+	assert_int_equal(guard_path_in_tree(p, a), 0);
+	assert_int_equal(guard_path_in_tree(p, top), 1);
+	assert_int_equal(guard_path_in_tree("relative-new-file", "/nonexistent-myriad-guard"), 0);
+	assert_int_equal(unlink(link), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -189,6 +237,8 @@ int main(void)
 	    cmocka_unit_test(root_is_by_identity),
 	    cmocka_unit_test(working_directory_and_above),
 	    cmocka_unit_test(same_detects_a_swap),
+	    cmocka_unit_test(overlap_by_identity),
+	    cmocka_unit_test(path_in_tree_through_links),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -454,6 +455,64 @@ static void moved_out_mid_walk(void **state)
 	}
 }
 
+/* ---- walk_rmdir when a file has taken the directory's place ---- */
+
+static bool rmdir_any_type; /* what r_done passes walk_rmdir */
+static int rmdir_result, rmdir_errno;
+
+/* dir_done of a/b/c: empty it, put a file in its place, then remove "the directory". */
+static bool r_done(void *ctx, void *local, const struct walk_dir *d, bool keep, struct errbatch *errs)
+{
+	const char *tail = "/a/b/c";
+	size_t n = strlen(tail);
+	if (d->pathlen < n || memcmp(d->path + d->pathlen - n, tail, n))
+		return false;
+	char p[600];
+	snprintf(p, sizeof(p), "%s/a/b/c/f3", top);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/a/b/c", top);
+	assert_int_equal(rmdir(p), 0);
+	mk("a/b/c", false);
+	rmdir_result = walk_rmdir(d, rmdir_any_type);
+	rmdir_errno = errno;
+	return false;
+}
+
+/* rm removes whatever is in the place of a directory it emptied; find -delete (any_type false)
+ * only a directory: a file there was never tested by its expression. */
+static void rmdir_takes_a_file_only_when_asked(void **state)
+{
+	for (int any = 0; any <= 1; any++) {
+		struct seen s = {0};
+		struct errlog el = {0};
+		char *roots[] = {top};
+		struct walk_config cfg = config(&s, roots, 1, &el);
+		cfg.visitor.dir_done = r_done;
+		rmdir_any_type = any;
+		rmdir_result = 1;
+		run_walk(&cfg, NULL);
+		char p[600];
+		struct stat st;
+		snprintf(p, sizeof(p), "%s/a/b/c", top);
+		if (any) {
+			assert_int_equal(rmdir_result, 0);
+			assert_int_equal(lstat(p, &st), -1);
+			mk("a/b/c", true);
+			mk("a/b/c/f3", false);
+		} else {
+			assert_int_equal(rmdir_result, -1);
+			assert_int_equal(rmdir_errno, ENOTDIR);
+			assert_int_equal(lstat(p, &st), 0);
+			assert_true(S_ISREG(st.st_mode));
+			assert_int_equal(unlink(p), 0);
+			mk("a/b/c", true);
+			mk("a/b/c/f3", false);
+		}
+		seen_free(&s);
+		errlog_close(&el);
+	}
+}
+
 /* ---- enter (prune) and walk_cancel ---- */
 
 static const char *refuse_suffix; /* enter: refuse directories whose path ends so ("" refuses all) */
@@ -852,6 +911,7 @@ int main(void)
 	    cmocka_unit_test(inode_order),
 	    cmocka_unit_test(leaves_are_closed_once_read),
 	    cmocka_unit_test_setup_teardown(moved_out_mid_walk, small_tree, remove_tree),
+	    cmocka_unit_test_setup_teardown(rmdir_takes_a_file_only_when_asked, small_tree, remove_tree),
 	    cmocka_unit_test(resume_from_snapshot_gives_the_same_totals),
 	    cmocka_unit_test(dir_state_rolls_up_and_resumes_exactly),
 	    cmocka_unit_test_setup_teardown(shared_walks_hand_work_over, small_tree, remove_tree),
