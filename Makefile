@@ -2,6 +2,8 @@
 # `make fuzz` builds the libFuzzer targets (needs clang and libclang-rt; not part of `all`);
 # `make mpi` builds build/myriad-mpi, the binary that runs under mpirun (needs mpicc: Debian's
 # libopenmpi-dev; not part of `all`, and the plain build needs no MPI: see docs/mpi.md).
+# `make install` puts myriad (and myriad-mpi when built), the man pages and the bash completion
+# under $(DESTDIR)$(PREFIX); `make uninstall` takes them away again.
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -pthread -Isrc
@@ -19,7 +21,7 @@ UNIT    := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c)
 all: $(B)/myriad $(B)/faultfs $(B)/mktree $(B)/noopenat2 $(UNIT)
 
 $(B)/myriad: $(OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # What prints the version is rebuilt when VERSION changes.
 VERSIONED := src/main.o src/report/page.o src/report/json.o src/state/manifest.o
@@ -27,7 +29,7 @@ $(addprefix $(B)/,$(VERSIONED)) $(addprefix $(B)/mpi/,$(VERSIONED)): VERSION
 
 $(B)/%.o: %.c $(wildcard src/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(B)/unit/%: tests/unit/%.c $(LIBOBJ)
 	@mkdir -p $(dir $@)
@@ -52,7 +54,7 @@ MPI_OBJ := $(patsubst %.c,$(B)/mpi/%.o,$(SRC) $(MPI_SRC))
 mpi: $(B)/myriad-mpi
 
 $(B)/myriad-mpi: $(MPI_OBJ)
-	$(MPICC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(MPICC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/mpi/%.o: %.c $(wildcard src/*.h src/*/*.h)
 	@command -v $(MPICC) >/dev/null || { echo "make mpi: $(MPICC) not found (apt-get install openmpi-bin libopenmpi-dev)"; exit 1; }
@@ -81,7 +83,27 @@ $(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_OBJ)
 check: all
 	scripts/test
 
+# Installing, as any tool of its kind: PREFIX (default /usr/local) and DESTDIR (a staging root,
+# as packagers use) are honoured; myriad-mpi goes too when `make mpi` built it.
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man
+COMPDIR ?= $(PREFIX)/share/bash-completion/completions
+MANPAGES := $(wildcard docs/*.1)
+
+install: $(B)/myriad
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPDIR)
+	install -m 755 $(B)/myriad $(DESTDIR)$(BINDIR)/myriad
+	if [ -x $(B)/myriad-mpi ]; then install -m 755 $(B)/myriad-mpi $(DESTDIR)$(BINDIR)/myriad-mpi; fi
+	install -m 644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 scripts/completion.bash $(DESTDIR)$(COMPDIR)/myriad
+	ln -sf myriad $(DESTDIR)$(COMPDIR)/myriad-mpi
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/myriad $(DESTDIR)$(BINDIR)/myriad-mpi $(DESTDIR)$(COMPDIR)/myriad \
+		$(DESTDIR)$(COMPDIR)/myriad-mpi $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MANPAGES)))
+
 clean:
 	rm -rf $(B)
 
-.PHONY: all check clean fuzz mpi
+.PHONY: all check clean fuzz install mpi uninstall
