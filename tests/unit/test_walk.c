@@ -810,11 +810,20 @@ static void dir_state_rolls_up_and_resumes_exactly(void **state)
 	assert_non_null(w1);
 	struct run_hooks h1 = walk_run_hooks(w1, NULL, NULL);
 	walk_start(w1);
-	usleep(300000);
+	/* Until something is committed (a fixed sleep was not always enough on a loaded machine, and
+	 * an assertion failing here left w1's workers running into the next test): the throttle keeps
+	 * the walk from ending for a second after that. */
+	size_t at = 0;
+	for (int i = 0; i < 20000 && !at; i++) {
+		usleep(1000);
+		walk_lock(w1);
+		at = first.done.len;
+		walk_unlock(w1);
+	}
 	struct sbuf snap = {0};
 	h1.snapshot(h1.ctx, &snap, true);
 	walk_lock(w1);
-	size_t at = first.done.len;
+	at = first.done.len;
 	walk_unlock(w1);
 	assert_true(at > 0 && !h1.done(h1.ctx)); /* really part-way */
 
