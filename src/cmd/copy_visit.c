@@ -35,6 +35,27 @@ static uint64_t copy_dry_bytes(const struct walk_dir *d, const struct walk_entry
 	return n;
 }
 
+/* --dry-run: a DST directory where SRC has a non-directory, as copy_clear_dst would remove it:
+ * with --delete its tree counted as deleted, else only when empty (the real run's rmdir fails on
+ * any other, and so is this reported). 0 when it would go; else reported. */
+static int copy_dry_clear(struct copy *c, struct local *l, const struct walk_dir *d, int dfd, const char *name,
+			  struct errbatch *errs)
+{
+	if (c->del)
+		return copy_delete_tree(c, l, d, dfd, name, errs);
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int empty = fd < 0 ? -1 : dir_is_empty(fd, NULL), err = empty == 0 ? ENOTEMPTY : errno;
+	if (fd >= 0)
+		close(fd);
+	if (empty == 1 || (empty < 0 && err == ENOENT))
+		return 0;
+	struct sbuf p = {0};
+	copy_op_path(&p, c, d, name, "rmdir");
+	copy_fail(c, errs, &p, "rmdir", err);
+	sbuf_free(&p);
+	return -1;
+}
+
 /* --dry-run: count the entry as the real run would count what it does with it: a DST tree in a
  * non-directory's way deleted (with --delete), a later name of a hard-linked file linked, a
  * symlink as a symlink. Nothing is written. */
@@ -43,8 +64,8 @@ static bool copy_dry_entry(struct copy *c, struct local *l, const struct walk_di
 {
 	if (e->type == DT_DIR)
 		return false; /* counted in copy_dir_done */
-	if (have && S_ISDIR(have->st_mode) && c->del && copy_delete_tree(c, l, d, dfd, e->name, errs) != 0)
-		return true; /* (a mount point in the way: the real run cannot make the entry either) */
+	if (have && S_ISDIR(have->st_mode) && copy_dry_clear(c, l, d, dfd, e->name, errs) != 0)
+		return true; /* the real run cannot make the entry either */
 	if (e->stx->stx_nlink > 1 && copy_dry_link(c, l, d, e, have, done))
 		return false;
 	if (done)

@@ -1,10 +1,10 @@
 # copy --dry-run counts what the real run then does: for each shape of SRC and DST (extra files,
-# extra directory trees nested deep, a file where DST has a directory tree and a directory where
-# DST has a file or a symlink, symlinks, hard links new, half there and stale, a sparse file,
-# --max-delete, a mount point in a file's way), the --json counts (files, dirs, symlinks, others,
-# bytes, skipped, deleted, errors) and the exit status of `copy --dry-run --delete` equal those of
-# the `copy --delete` run after it on the same trees, and the dry run changed nothing. All in a
-# tmpfs of its own.
+# extra directory trees nested deep, a file where DST has a directory tree, with and without
+# --delete, and a directory where DST has a file or a symlink, symlinks, hard links new, half there
+# and stale, a sparse file, --max-delete, a mount point in a file's way), the --json counts (files,
+# dirs, symlinks, others, bytes, skipped, deleted, errors) and the exit status of `copy --dry-run`
+# equal those of the real run after it on the same trees (both with --delete but where said), and
+# the dry run changed nothing. All in a tmpfs of its own.
 . "$(dirname "$0")/../lib.sh"
 S=$(scratch)
 export XDG_STATE_HOME=$S/state
@@ -23,19 +23,20 @@ counts() {
 }
 
 # same_counts NAME [OPTIONS...]: the dry run's counts and exit status, then the real run's, on
-# src and dst of the working directory; the dry run must not change dst.
+# src and dst of the working directory, both with $DELETE; the dry run must not change dst.
+DELETE=--delete
 same_counts() {
 	local name=$1 before dry real rd rr
 	shift
 	before=$(tree_digest dst 2>/dev/null)
-	"$MYRIAD" copy --no-state --dry-run --delete "$@" --json "$S/dry.json" src dst >/dev/null 2>"$S/dry.err"
+	"$MYRIAD" copy --no-state --dry-run ${DELETE:+"$DELETE"} "$@" --json "$S/dry.json" src dst >/dev/null 2>"$S/dry.err"
 	rd=$?
 	if [ "$before" != "$(tree_digest dst 2>/dev/null)" ]; then
 		fail "$name: the dry run changed DST"
 		return
 	fi
 	dry="exit=$rd $(counts "$S/dry.json")"
-	"$MYRIAD" copy --no-state --delete "$@" --json "$S/real.json" src dst >/dev/null 2>"$S/real.err"
+	"$MYRIAD" copy --no-state ${DELETE:+"$DELETE"} "$@" --json "$S/real.json" src dst >/dev/null 2>"$S/real.err"
 	rr=$?
 	real="exit=$rr $(counts "$S/real.json")"
 	expect_eq "$name: the dry run's counts are the real run's" "$real" "$dry"
@@ -65,6 +66,14 @@ echo v >src/was-file/v
 echo l >src/was-link/l
 ln -s /tmp dst/was-link
 same_counts "a file replaced by a directory and a directory by a file"
+
+# Without --delete: an empty DST directory in a file's way goes, a full one cannot (both runs
+# report it).
+fresh
+echo f >src/full && echo f >src/empty
+mkdir -p dst/full/sub dst/empty
+touch dst/full/sub/q
+DELETE= same_counts "a directory in a file's way, without --delete"
 
 # Symlinks: new, up to date, changed.
 fresh
