@@ -1,8 +1,8 @@
 /*
  * copy_delete: --delete, what DST has that SRC lacks (copy_extras, also --check's "extra" and the
- * count of --dry-run), removed whole (io's remove_tree) within --max-delete, and never across a
- * mount point in DST nor through the working directory or one above it (rm's guard), which are
- * reported and left alone.
+ * count of --dry-run, which walks each tree as its removal would), removed whole (io's
+ * remove_tree) within --max-delete, and never across a mount point in DST nor through the working
+ * directory or one above it (rm's guard), which are reported and left alone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,7 +51,8 @@ static void note_left_alone(void *arg, const char *rel, size_t len, enum guard_v
 }
 
 /* Delete name in DST directory dfd (of d) and all under it, as --delete does: every entry counted
- * and taken from --max-delete, nothing under a mount point. 0, or -1 (reported). */
+ * and taken from --max-delete, nothing under a mount point. With --dry-run the same walk deletes
+ * nothing, so that its count is the real run's. 0, or -1 (reported). */
 int copy_delete_tree(struct copy *c, struct local *l, const struct walk_dir *d, int dfd, const char *name,
 		     struct errbatch *errs)
 {
@@ -60,7 +61,8 @@ int copy_delete_tree(struct copy *c, struct local *l, const struct walk_dir *d, 
 			    .mnt = c->dst_mnt,
 			    .guard = &c->guard,
 			    .left_alone = note_left_alone,
-			    .arg = &note};
+			    .arg = &note,
+			    .count_only = c->dry_run};
 	int rc = remove_tree(dfd, name, &t);
 	int err = errno;
 	l->deleted += t.removed;
@@ -94,12 +96,8 @@ void copy_extras(struct copy *c, struct local *l, const struct walk_dir *d, int 
 			copy_dst_path(&p, c, d, de->d_name);
 			if (c->check)
 				copy_problem(c, errs, &p, "extra", "not in SRC");
-			else if (!c->dry_run)
-				copy_delete_tree(c, l, d, dfd, de->d_name, errs);
-			else if (rm_budget_take(c->max_delete_set ? &c->delete_budget : NULL))
-				l->deleted++;
 			else
-				max_delete_reached(c);
+				copy_delete_tree(c, l, d, dfd, de->d_name, errs);
 		}
 	}
 	sbuf_free(&p);

@@ -197,6 +197,10 @@ bool copy_make_entry(struct copy *c, struct local *l, const struct walk_dir *d, 
  * handled (*failed set), 1 when the caller copies it as a plain entry. */
 int copy_hard_link(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e, int dfd,
 		   const struct stat *have, bool done, struct errbatch *errs, bool *failed);
+/* --dry-run: count a name of an inode with more links as copy_hard_link would (have: DST's name;
+ * done: up to date). true when counted; false: the caller counts it as a plain entry. */
+bool copy_dry_link(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e,
+		   const struct stat *have, bool done);
 /* --check: NULL when DST links name (have) as SRC does, else what differs. */
 const char *copy_check_links(struct copy *c, const struct walk_dir *d, const struct walk_entry *e,
 			     const struct stat *have);

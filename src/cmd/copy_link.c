@@ -152,6 +152,39 @@ int copy_hard_link(struct copy *c, struct local *l, const struct walk_dir *d, co
 	return 0;
 }
 
+/* --dry-run's count of a name of an inode with more links, as copy_hard_link would count it: a
+ * later name is linked (a file, no bytes), or up to date when DST's name (have) already is the
+ * twin of the first name and that twin stays. The first name is remembered with its DST path when
+ * it is up to date (done), else with an empty one: copied anew, it will have no other DST name
+ * yet. true when counted here; false: count it as a plain entry. */
+bool copy_dry_link(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e,
+		   const struct stat *have, bool done)
+{
+	const struct statx *s = e->stx;
+	uint64_t dev = makedev(s->stx_dev_major, s->stx_dev_minor);
+	pthread_mutex_lock(&c->link_lock);
+	int found = linkmap_take(c->links, dev, s->stx_ino, &c->link_path);
+	if (found < 0) {
+		link_map_failed(c, errno);
+	} else if (found > 0) {
+		const char *tname;
+		struct stat ts;
+		int tfd = c->link_path.len ? stat_in_dst(c, c->link_path.data, c->link_path.len, &tname, &ts) : -1;
+		if (tfd >= 0 && have && have->st_ino == ts.st_ino && have->st_dev == ts.st_dev)
+			l->skipped++;
+		else
+			l->files++;
+		if (tfd >= 0)
+			close(tfd);
+	} else if (done) {
+		link_add(c, dev, s->stx_ino, s->stx_nlink - 1, d, e->name);
+	} else if (linkmap_add(c->links, dev, s->stx_ino, s->stx_nlink - 1, "", 0) != 0) {
+		link_map_failed(c, errno);
+	}
+	pthread_mutex_unlock(&c->link_lock);
+	return found > 0;
+}
+
 /* A SRC inode with more names: is DST's name (have) the same inode as DST's twin of its first
  * SRC name? NULL when it is (or it is the first), else what differs. Under link_lock. */
 const char *copy_check_links(struct copy *c, const struct walk_dir *d, const struct walk_entry *e,

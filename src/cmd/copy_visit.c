@@ -11,12 +11,73 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cmd/copy_int.h"
 #include "io/dir.h"
 #include "io/prefetch.h"
 #include "io/copy.h"
+
+/* --dry-run: the bytes the real run would copy of file e: its size, less the holes of a file with
+ * fewer blocks than its size (opened only then); its size when it cannot be opened. */
+static uint64_t copy_dry_bytes(const struct walk_dir *d, const struct walk_entry *e)
+{
+	const struct statx *s = e->stx;
+	struct copy_src src = {s->stx_size, s->stx_blocks, makedev(s->stx_dev_major, s->stx_dev_minor)};
+	if (s->stx_blocks * 512 >= s->stx_size)
+		return s->stx_size;
+	int fd = openat(d->fd, e->name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return s->stx_size;
+	uint64_t n = copy_data_bytes(fd, &src);
+	close(fd);
+	return n;
+}
+
+/* --dry-run: a DST directory where SRC has a non-directory, as copy_clear_dst would remove it:
+ * with --delete its tree counted as deleted, else only when empty (the real run's rmdir fails on
+ * any other, and so is this reported). 0 when it would go; else reported. */
+static int copy_dry_clear(struct copy *c, struct local *l, const struct walk_dir *d, int dfd, const char *name,
+			  struct errbatch *errs)
+{
+	if (c->del)
+		return copy_delete_tree(c, l, d, dfd, name, errs);
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int empty = fd < 0 ? -1 : dir_is_empty(fd, NULL), err = empty == 0 ? ENOTEMPTY : errno;
+	if (fd >= 0)
+		close(fd);
+	if (empty == 1 || (empty < 0 && err == ENOENT))
+		return 0;
+	struct sbuf p = {0};
+	copy_op_path(&p, c, d, name, "rmdir");
+	copy_fail(c, errs, &p, "rmdir", err);
+	sbuf_free(&p);
+	return -1;
+}
+
+/* --dry-run: count the entry as the real run would count what it does with it: a DST tree in a
+ * non-directory's way deleted (with --delete), a later name of a hard-linked file linked, a
+ * symlink as a symlink. Nothing is written. */
+static bool copy_dry_entry(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e,
+			   int dfd, const struct stat *have, bool done, struct errbatch *errs)
+{
+	if (e->type == DT_DIR)
+		return false; /* counted in copy_dir_done */
+	if (have && S_ISDIR(have->st_mode) && copy_dry_clear(c, l, d, dfd, e->name, errs) != 0)
+		return true; /* the real run cannot make the entry either */
+	if (e->stx->stx_nlink > 1 && copy_dry_link(c, l, d, e, have, done))
+		return false;
+	if (done)
+		l->skipped++;
+	else if (e->type == DT_REG)
+		l->files++, l->bytes += copy_dry_bytes(d, e);
+	else if (e->type == DT_LNK)
+		l->links++;
+	else
+		l->others++;
+	return false;
+}
 
 bool copy_entry(void *ctx, void *lp, const struct walk_dir *d, const struct walk_entry *e, struct errbatch *errs)
 {
@@ -31,7 +92,9 @@ bool copy_entry(void *ctx, void *lp, const struct walk_dir *d, const struct walk
 		l->seen_bytes += e->stx->stx_blocks * 512; /* files: as their data moves, or when skipped */
 	struct sbuf p = {0};
 	int dfd = copy_dst_dir(c, l, d);
-	if (dfd < 0 && !(errno == ENOENT && c->dry_run)) {
+	/* Dry run: a DST directory missing, or a file or link in its place that the real run replaces
+	 * by the directory: its entries are all to copy. */
+	if (dfd < 0 && !(c->dry_run && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))) {
 		/* ENOENT: its parent could not be made (reported there) or, checking, is missing. */
 		if (errno != ENOENT) {
 			copy_dst_path(&p, c, d, NULL);
@@ -57,15 +120,8 @@ bool copy_entry(void *ctx, void *lp, const struct walk_dir *d, const struct walk
 	if (c->files_pass && have && S_ISDIR(have->st_mode) && e->type != DT_DIR)
 		return true; /* a DST tree in its way: rank 0's pass deletes it, counted, within --max-delete */
 	bool done = have && copy_up_to_date(e->stx, have);
-	if (c->dry_run) {
-		if (done && e->type != DT_DIR)
-			l->skipped++;
-		else if (e->type == DT_REG)
-			l->files++, l->bytes += e->stx->stx_size;
-		else if (e->type != DT_DIR)
-			l->others++;
-		return false;
-	}
+	if (c->dry_run)
+		return copy_dry_entry(c, l, d, e, dfd, have, done, errs);
 	if (e->type == DT_DIR) {
 		if (have && !S_ISDIR(have->st_mode) && unlinkat(dfd, e->name, 0) != 0 && errno != ENOENT) {
 			copy_dst_path(&p, c, d, e->name);

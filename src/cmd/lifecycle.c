@@ -76,7 +76,10 @@ static const char lifecycle_help[] =
     "                           xfs_repair -m, e2fsck scratch files on disk, or not run\n"
     "      --out DIR            results.json, report.html and per-phase logs go there\n"
     "                           (default ./lifecycle-out); cycles already complete in\n"
-    "                           DIR/results.json are not run again\n"
+    "                           DIR/results.json are not run again. DIR must be new, empty or\n"
+    "                           lifecycle's own (its mark DIR/.myriad-lifecycle, or a results.json\n"
+    "                           of lifecycle's), with no file of another kind where lifecycle\n"
+    "                           writes: else refused (exit 2), also with --dry-run\n"
     "      --help               this text\n"
     "\n"
     "Before anything is made, the disk each cycle's image will take is estimated from the mkfs\n"
@@ -90,7 +93,8 @@ static const char lifecycle_help[] =
     "the next run with the same --out removes what that list names, each only if it is still what\n"
     "was made, and nothing else.\n"
     "Exit status: 0 every phase succeeded; 1 some phase failed (see results.json); 2 usage error or\n"
-    "cannot run (not root, no filesystem tools); 3 stopped by a signal (results so far are saved).\n";
+    "cannot run (not root, no filesystem tools, an --out not lifecycle's); 3 stopped by a signal\n"
+    "(results so far are saved).\n";
 
 const struct fs_kind lc_fs_kinds[LC_NFS] = {
     {"ext4", "mkfs.ext4", "e2fsck", "e2fsprogs"},
@@ -545,6 +549,10 @@ static int lc_open_out(struct lc *x, int *lock, char *record_path, size_t n)
 			close(*lock);
 		return EXIT_USAGE;
 	}
+	if (lc_out_mark(x->out) != 0) {
+		close(*lock);
+		return usage_error("--out %s: cannot write its mark %s: %s", x->out, LC_MARK_NAME, strerror(errno));
+	}
 	snprintf(record_path, n, "%s/" LC_RECORD_NAME, x->out);
 	x->record = lc_record_open(x->out);
 	if (x->record < 0) {
@@ -558,19 +566,22 @@ static int lc_open_out(struct lc *x, int *lock, char *record_path, size_t n)
 }
 
 /* The results to add to: the complete cycles of an earlier results.json in --out (a damaged one
- * is kept as results.json.bad), or new ones; this run's settings, the host and the tools' versions
- * in them; saved. */
-static void lc_results_start(struct lc *x)
+ * is kept as results.json.bad, or .bad.N: never over another file), or new ones; this run's
+ * settings, the host and the tools' versions in them; saved. false when a damaged one cannot be
+ * kept (said): nothing is written over it. */
+static bool lc_results_start(struct lc *x)
 {
 	if (access(x->results_path, F_OK) == 0) {
 		char err[256];
 		struct lc_results *old = lc_load(x->results_path, err, sizeof(err));
+		char bad[4200];
+		if (!old && lc_out_keep_bad(x->results_path, bad, sizeof(bad)) != 0) {
+			warnx_("%s: %s; cannot keep it aside as %s.bad*: %s: move it away and run again",
+			       x->results_path, err, x->results_path, strerror(errno));
+			return false;
+		}
 		if (!old) {
-			warnx_("%s: %s: starting afresh (the old file is kept as results.json.bad)", x->results_path,
-			       err);
-			char bad[4200];
-			snprintf(bad, sizeof(bad), "%s.bad", x->results_path);
-			rename(x->results_path, bad);
+			warnx_("%s: %s: starting afresh (the old file is kept as %s)", x->results_path, err, bad);
 		} else {
 			size_t k = 0;
 			for (size_t i = 0; i < old->ncycles; i++) {
@@ -605,6 +616,7 @@ static void lc_results_start(struct lc *x)
 	free(gp);
 	host_info(x);
 	lc_save(x);
+	return true;
 }
 
 /* Every (filesystem, scale) cycle not already complete in the results, until a stop request. */
@@ -665,6 +677,9 @@ static int lifecycle_run(void *opts)
 	int rc = lc_check_can_run(&x, o->fs_list, o->argc);
 	if (rc >= 0)
 		return rc;
+	rc = lc_out_check(&x);
+	if (rc >= 0)
+		return rc;
 	rc = lc_fit_disk(&x);
 	if (rc >= 0)
 		return rc;
@@ -677,7 +692,11 @@ static int lifecycle_run(void *opts)
 	rc = lc_open_out(&x, &lock, record_path, sizeof(record_path));
 	if (rc >= 0)
 		return rc;
-	lc_results_start(&x);
+	if (!lc_results_start(&x)) {
+		close(x.record);
+		close(lock);
+		return EXIT_USAGE;
+	}
 	printf("myriad lifecycle: %zu filesystem(s) x %zu scale(s); results in %s\n", x.nfs, x.nscales, x.out);
 	fflush(stdout);
 	lc_run_cycles(&x);

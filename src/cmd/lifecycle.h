@@ -56,6 +56,25 @@ static inline bool done(void) { return sig_stop_requested(); }
  * run killed at any point leaves what it measured. */
 void lc_save(struct lc *x);
 
+/* ---- lifecycle_out.c: whose directory --out is ---- */
+
+/* lifecycle's mark in a --out it has taken. */
+#define LC_MARK_NAME ".myriad-lifecycle"
+
+/* May lifecycle write in --out? Yes (-1) when it is new, empty, or lifecycle's own (its mark, or a
+ * results.json that loads as lifecycle's) with every file it writes over still of its kind (a
+ * report of myriad's, its record, its config; a results.json that does not load only where its
+ * mark is). Else EXIT_USAGE, after naming the entry that is not lifecycle's and what to do. With
+ * --dry-run, says what it found. Nothing is written. */
+int lc_out_check(const struct lc *x);
+
+/* Put lifecycle's mark in out (kept when it is there). 0, or -1 with errno. */
+int lc_out_mark(const char *out);
+
+/* Move the damaged file path aside to path.bad, or path.bad.N, the first name not taken (never
+ * over an existing file); its new name in kept. 0, or -1 with errno. */
+int lc_out_keep_bad(const char *path, char *kept, size_t n);
+
 /* ---- lifecycle_phase.c ---- */
 
 /* (Children run through util/proc.h's proc_run; tools are found with proc_find_tool.) */

@@ -37,6 +37,41 @@ int lc_record_open(const char *dir)
 	return fd;
 }
 
+/* Is line (len bytes, no newline) an item lc_record_add writes: a known kind, a tab, a path? */
+static bool record_line_ok(const char *line, size_t len)
+{
+	static const char *const kinds[] = {"image", "dir", "scratch", "loop", "mount"};
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(*kinds); i++) {
+		size_t k = strlen(kinds[i]);
+		if (len > k + 1 && !memcmp(line, kinds[i], k) && line[k] == '\t')
+			return true;
+	}
+	return false;
+}
+
+bool lc_record_is_ours(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (64 << 20)) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	struct sbuf s = {0};
+	char buf[65536];
+	ssize_t r;
+	while ((r = read(fd, buf, sizeof(buf))) > 0)
+		sbuf_add(&s, buf, (size_t)r);
+	close(fd);
+	bool ok = r == 0;
+	/* (A last line cut short by a kill is not read: record_read drops it too.) */
+	for (char *p = s.data, *nl; ok && p && (nl = memchr(p, '\n', s.len - (size_t)(p - s.data))); p = nl + 1)
+		ok = record_line_ok(p, (size_t)(nl - p));
+	sbuf_free(&s);
+	return ok;
+}
+
 int lc_record_add(int fd, const char *kind, const char *a, const char *b, const struct stat *id)
 {
 	struct sbuf l = {0};

@@ -17,6 +17,10 @@
 /* Open (creating) the record DIR/made.list for appending; -1 with errno on failure. */
 int lc_record_open(const char *dir);
 
+/* Is the file at path a record of lifecycle's: a regular file whose every complete line is an
+ * item of a kind lc_record_add writes? (Its start-up clean-up acts on what it lists.) */
+bool lc_record_is_ours(const char *path);
+
 /* Append one item durably (fdatasync) before it is made: kind is "image", "dir" (a path, with
  * its identity once it exists), "scratch" (a directory like "dir" whose files may be removed with
  * it: e2fsck's scratch files, which a kill -9 leaves), "loop" (device, image path, image identity)

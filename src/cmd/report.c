@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "cmd/cmds.h"
 #include "cmd/job.h"
@@ -19,7 +20,8 @@ static const char report_help[] =
     "Render the report of myriad lifecycle again from its results.json, or put several runs side by\n"
     "side (each filesystem of each run is one series).\n"
     "\n"
-    "  -o, --output FILE        the HTML page to write (default report.html)\n"
+    "  -o, --output FILE        the HTML page to write (default report.html); an existing FILE is\n"
+    "                           written over only when it is a report of myriad's (else exit 2)\n"
     "      --project N          project to N files (default: the first run's --project)\n"
     "      --help               this text\n";
 
@@ -69,6 +71,12 @@ static int report_run(void *opts)
 	const char *out = o->out;
 	uint64_t project = o->project;
 	size_t n = o->nfiles;
+	/* Only a page of its own is written over: -o naming a results.json, or any other file, is a slip. */
+	struct stat st;
+	if (lstat(out, &st) == 0 && !lc_page_is_report(out))
+		return usage_error("-o %s: the file exists and is not a report of myriad's, which is all myriad report "
+				   "writes over: choose another -o, or remove %s",
+				   out, out);
 	struct lc_results **runs = xcalloc(n, sizeof(*runs));
 	for (size_t i = 0; i < n; i++) {
 		char err[256];

@@ -71,21 +71,41 @@ static off_t copy_range(int in, int out, uint64_t dev, off_t off, off_t end, str
 	return off;
 }
 
+/* The next run of data in [off, end) of in: its start, its end in *hole; -1 when only a hole is
+ * left. As many bytes allocated as the size (dense): no holes to find (what cp also assumes). */
+static off_t copy_next_data(int in, bool dense, off_t off, off_t end, off_t *hole)
+{
+	off_t data = dense ? off : lseek(in, off, SEEK_DATA);
+	if (data < 0 && errno == ENXIO)
+		return -1; /* a hole up to the end */
+	*hole = dense || data < 0 ? end : lseek(in, data, SEEK_HOLE);
+	if (data < 0) /* no SEEK_DATA here: everything is data */
+		data = off;
+	if (*hole < 0 || *hole > end)
+		*hole = end;
+	return data;
+}
+
+uint64_t copy_data_bytes(int in, const struct copy_src *src)
+{
+	off_t off = 0, end = (off_t)src->size, data, hole;
+	uint64_t n = 0;
+	while (off < end && (data = copy_next_data(in, src->blocks * 512 >= src->size, off, end, &hole)) >= 0) {
+		n += (uint64_t)(hole - data);
+		off = hole;
+	}
+	return n;
+}
+
 int copy_data(int in, int out, const struct copy_src *src, struct throttle *bw, uint64_t *bytes,
 	      _Atomic uint64_t *live, const char **op)
 {
 	off_t off = 0, end = (off_t)src->size, reached = 0;
-	/* As many bytes allocated as the size: no holes to find (what cp also assumes). */
 	bool dense = src->blocks * 512 >= src->size;
 	while (off < end) {
-		off_t data = dense ? off : lseek(in, off, SEEK_DATA);
-		if (data < 0 && errno == ENXIO)
-			break; /* a hole up to the end */
-		off_t hole = dense || data < 0 ? end : lseek(in, data, SEEK_HOLE);
-		if (data < 0) /* no SEEK_DATA here: everything is data */
-			data = off;
-		if (hole < 0 || hole > end)
-			hole = end;
+		off_t hole, data = copy_next_data(in, dense, off, end, &hole);
+		if (data < 0)
+			break;
 		reached = copy_range(in, out, src->dev, data, hole, bw, bytes, live, op);
 		if (reached < 0)
 			return -1;

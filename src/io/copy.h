@@ -37,6 +37,9 @@ int copy_data(int in, int out, const struct copy_src *src, struct throttle *bw, 
 /* The same for a file whose data is already in memory (prefetched): write data[0, len) to out. */
 int copy_buffer(const void *data, size_t len, int out, uint64_t *bytes, _Atomic uint64_t *live, const char **op);
 
+/* The bytes copy_data would copy from in: its size less its holes (copy --dry-run's count). */
+uint64_t copy_data_bytes(int in, const struct copy_src *src);
+
 /*
  * Compare the first size bytes of a and b (bw, may be NULL, taken per chunk read from a; *bytes
  * and *live, as for copy_data, grow by the bytes read from a). Returns 0 when equal; 1 when they differ or one ends early,

@@ -55,7 +55,7 @@ static int rt_unlink(struct rm_tree *t, int dirfd, const char *name, int flags)
 		errno = ECANCELED;
 		return -1;
 	}
-	if (unlinkat(dirfd, name, flags) == 0) {
+	if (t->count_only || unlinkat(dirfd, name, flags) == 0) {
 		t->removed++;
 		return 0;
 	}
@@ -131,6 +131,14 @@ static int rt_up(struct rm_tree *t, int *fd, struct rt_level *lv, size_t *depth)
 	return 0;
 }
 
+/* Counting only, nothing is unlinked to find out: is this entry of unknown type a directory? */
+static bool rt_unknown_dir(const struct rm_tree *t, int fd, const struct linux_dirent64 *de)
+{
+	struct stat st;
+	return t->count_only && de->d_type == DT_UNKNOWN && fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISDIR(st.st_mode);
+}
+
 /* Remove the non-directories of one getdents buffer (n bytes) of the directory open as *fd; at
  * the first directory, go down into it (holding only its fd: *fd becomes it, a level is pushed on
  * *lv) and leave the rest of the buffer to be read again. 0, or -1 with errno and t->op. */
@@ -144,7 +152,7 @@ static int rt_scan(struct rm_tree *t, int *fd, const char *buf, ssize_t n, struc
 		if (dir_is_dot(de->d_name))
 			continue;
 		int unlink_err = 0;
-		if (de->d_type != DT_DIR) {
+		if (de->d_type != DT_DIR && !rt_unknown_dir(t, *fd, de)) {
 			if (rt_unlink(t, *fd, de->d_name, 0) == 0 || errno == ENOENT)
 				continue;
 			unlink_err = errno;
@@ -219,8 +227,9 @@ int remove_tree(int dirfd, const char *name, struct rm_tree *t)
 		}
 		if (n == 0) {
 			/* Read on from a position taken on another open: where positions are ordinals (tmpfs
-			 * before Linux 6.6) the names removed before it made it skip some. Read again. */
-			if (cur->reopened && !cur->kept && lseek(fd, 0, SEEK_SET) == 0) {
+			 * before Linux 6.6) the names removed before it made it skip some. Read again (not
+			 * when counting: nothing was removed, and what was read would be counted twice). */
+			if (cur->reopened && !cur->kept && !t->count_only && lseek(fd, 0, SEEK_SET) == 0) {
 				cur->reopened = false;
 				continue;
 			}

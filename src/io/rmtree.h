@@ -32,6 +32,7 @@ struct rm_tree {
 	 * (v GUARD_OK), or one the guard keeps (v says which rule). */
 	void (*left_alone)(void *arg, const char *rel, size_t len, enum guard_verdict v);
 	void *arg;
+	bool count_only;  /* remove nothing: count what would go, the same way (copy --dry-run) */
 	uint64_t removed; /* out: entries removed, also when it failed part way */
 	bool kept;        /* out: a directory was left alone, so the entries above it stay */
 	struct sbuf where; /* out on failure: the path (relative to dirfd) of the entry that failed */
@@ -43,6 +44,7 @@ struct rm_tree {
  * fd at a time, going back up through ".." checked against each level's (dev, ino); memory is one
  * small record and the name per level. Never follows a symlink, never enters another mount. 0, or
  * -1 with errno (ECANCELED: t->budget ran out; with t->kept: left because of a mount point).
+ * With t->count_only the same walk removes nothing: t->removed (and the budget) count what would go.
  */
 int remove_tree(int dirfd, const char *name, struct rm_tree *t);
 

@@ -8,10 +8,13 @@
 #include "report/page.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "report/chart.h"
 #include "report/html.h"
@@ -151,10 +154,11 @@ static void render_verdict(struct sbuf *h, struct lc_results *const *runs, const
 }
 
 /* The page's head, its CSS and what the experiment is. */
+#define PAGE_TITLE "<title>myriad lifecycle report</title>"
+
 static void render_head(struct sbuf *h)
 {
-	sbuf_adds(h, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
-		      "<title>myriad lifecycle report</title><style>");
+	sbuf_adds(h, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>" PAGE_TITLE "<style>");
 	sbuf_adds(h, css);
 	sbuf_adds(h, "</style></head><body>\n<h1>myriad lifecycle: the billion-file experiment, re-run</h1>\n"
 		      "<p>Each cycle makes a filesystem on a loop device (or a real device), fills it with N files "
@@ -449,6 +453,21 @@ static void render_foot(struct sbuf *h)
 	sbuf_adds(h, "<script>document.querySelectorAll('svg').forEach(function(s){var r=s.getBoundingClientRect();"
 		      "s.setAttribute('data-rendered-width',Math.round(r.width));"
 		      "s.setAttribute('data-rendered-height',Math.round(r.height));});</script>\n</body></html>\n");
+}
+
+bool lc_page_is_report(const char *path)
+{
+	char head[256];
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	struct stat st;
+	ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, head, sizeof(head) - 1) : -1;
+	close(fd);
+	if (n < 0)
+		return false;
+	head[n] = 0;
+	return strncmp(head, "<!DOCTYPE html>", 15) == 0 && strstr(head, PAGE_TITLE) != NULL;
 }
 
 int lc_render_html(struct lc_results *const *runs, size_t nruns, const char *path)

@@ -6,6 +6,7 @@
 #ifndef MYRIAD_PAGE_H
 #define MYRIAD_PAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "report/results.h"
@@ -13,6 +14,10 @@
 /* Write report.html for one or more runs (atomically). Charts need gnuplot; without it the page
  * says so and still has every table. Returns 0, or -1 with a message printed. */
 int lc_render_html(struct lc_results *const *runs, size_t nruns, const char *path);
+
+/* Is path a page lc_render_html wrote (any version: its head has the title it always had)? Those
+ * are the only files lifecycle and myriad report write over. false when it cannot be read. */
+bool lc_page_is_report(const char *path);
 
 /* The projection section of the page (page_fit.c): the projections to project files beside the
  * 2010 figures, and how far the same fits missed at the largest scale measured. */

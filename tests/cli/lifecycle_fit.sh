@@ -100,9 +100,11 @@ EOF
 # A kill -9 during e2fsck with scratch files leaves them in the scratch directory, which the record
 # lists (as lifecycle writes it: "scratch", the path, then again with its dev:ino). The next run with
 # the same --out removes the files and the directory; a link in it goes, its target stays; a
-# directory put where a recorded one was is left alone.
+# directory put where a recorded one was is left alone. (The killed run's --out has lifecycle's
+# mark, as every --out it has taken: $O's.)
 K=$S/killed SC=$I/myriad-lifecycle-ext4-10000-999999.scratch RP=$I/myriad-lifecycle-ext4-10000-999998.scratch
 mkdir -p "$K" "$SC" "$RP"
+cp "$O/.myriad-lifecycle" "$K/"
 head -c 100000 /dev/urandom >"$SC/dirinfo-RJ3zYV" && : >"$SC/icount-QTnPLs"
 echo target >"$S/target" && ln -s "$S/target" "$SC/link"
 printf 'scratch\t%s\nscratch\t%s\t%s\nscratch\t%s\t%s\n' "$SC" "$SC" "$(stat -c %d:%i "$SC")" "$RP" "$(stat -c %d:%i "$RP")" >"$K/made.list"
