@@ -189,9 +189,13 @@ int copy_clear_dst(struct copy *c, struct local *l, const struct walk_dir *d, in
 		/* An empty directory goes (nothing is lost); a full one only with --delete. */
 		*op = "rmdir";
 		struct fs_id id;
-		if (fs_identity(dfd, name, &id) == 0 && guard_id(&c->guard, &id) != GUARD_OK) {
-			errno = EBUSY; /* the working directory (empty) or one above it: rm's guard keeps it */
-			return -1;
+		enum guard_verdict v = fs_identity(dfd, name, &id) == 0 ? guard_id(&c->guard, &id) : GUARD_OK;
+		if (v != GUARD_OK) { /* the working directory (empty) or one above it: rm's guard keeps it */
+			struct sbuf p = {0};
+			copy_dst_path(&p, c, d, name);
+			copy_problem(c, errs, &p, "not deleted", guard_rule(v));
+			sbuf_free(&p);
+			return 1;
 		}
 		if (!c->del)
 			return unlinkat(dfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT ? -1 : 0;

@@ -208,8 +208,7 @@ unsigned long fs_type(const char *path)
 
 /* ---- dir_within ---- */
 
-/* Is path a equal to or under path b (both absolute)? */
-static bool path_under(const char *a, const char *b)
+bool dir_path_under(const char *a, const char *b)
 {
 	size_t n = strlen(b);
 	if (n == 1 && b[0] == '/')
@@ -256,12 +255,18 @@ static int fs_path_of(int fd, uint64_t mnt, char dev[32], char *fspath)
 	if (n <= 0 || mount_of(mnt, dev, root, point) != 0)
 		return -1;
 	path[n] = 0;
-	if (path[0] != '/' || !path_under(path, point))
+	if (path[0] != '/' || !dir_path_under(path, point))
 		return -1;
 	const char *rel = strcmp(point, "/") ? path + strlen(point) : path;
 	if (snprintf(fspath, PATH_MAX, "%s%s", strcmp(root, "/") || !*rel ? root : "", rel) >= PATH_MAX)
 		return -1;
 	return 0;
+}
+
+int dir_fs_path(int fd, char dev[32], char *fspath)
+{
+	struct fs_id id;
+	return fs_identity(fd, "", &id) == 0 ? fs_path_of(fd, id.mnt, dev, fspath) : -1;
 }
 
 int dir_within(int a, int b)
@@ -292,7 +297,7 @@ int dir_within(int a, int b)
 		/* The root of a mount: above it, ".." leaves its filesystem. Where the mount shows only
 		 * part of b's filesystem, that part's own place in it may lie under b. */
 		if ((top || ci.mnt != ui.mnt) && have_fs && mount_of(ci.mnt, cdev, croot, cpoint) == 0 &&
-		    !strcmp(cdev, bdev) && path_under(croot, bfs)) {
+		    !strcmp(cdev, bdev) && dir_path_under(croot, bfs)) {
 			close(up);
 			rc = 1;
 			break;

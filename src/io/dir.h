@@ -8,6 +8,7 @@
 #ifndef MYRIAD_DIR_H
 #define MYRIAD_DIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -78,5 +79,18 @@ static inline int dir_is_dot(const char *n) { return n[0] == '.' && (!n[1] || (n
  * part of a filesystem (a bind mount), by that root's path in b's filesystem. 1 yes, 0 no, -1 errno.
  */
 int dir_within(int a, int b);
+
+/*
+ * Where directory fd lies in its filesystem, however it is reached: that filesystem
+ * ("major:minor", 32 bytes) into dev and the directory's path inside it (its mount's root joined
+ * with its path under the mount point: a bind mount gives the path of what it shows) into fspath
+ * (PATH_MAX bytes). One directory is within another exactly when dev is the same and its fspath
+ * is the other's or under it (dir_path_under). 0, or -1 when it cannot be told (a path longer than
+ * PATH_MAX, a directory removed).
+ */
+int dir_fs_path(int fd, char dev[32], char *fspath);
+
+/* Is absolute path a equal to b or under it ("/x/y" under "/x", not "/xy")? */
+bool dir_path_under(const char *a, const char *b);
 
 #endif

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -189,32 +190,67 @@ bool guard_same(const struct guard_operand *op, int fd)
 	return fs_identity(fd, "", &now) == 0 && same_mount_entry(&now, &op->id);
 }
 
-/* Open path's directory without following a final symlink: path itself when it is a directory,
- * else the nearest directory above it that exists (what it is, or would be made, in). fd (O_PATH),
- * or -1 with errno. */
-static int open_place(const char *path)
+/* path with its last component taken off ("." for a bare name; "/" stays "/"), malloc'd. */
+static char *parent_of(const char *path)
 {
-	int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0 || (errno != ENOENT && errno != ENOTDIR && errno != ELOOP))
-		return fd;
 	char *dir = xstrdup(path);
 	size_t end = guard_name_len(dir);
-	for (;;) {
-		while (end > 0 && dir[end - 1] != '/')
-			end--; /* the last component off */
-		while (end > 1 && dir[end - 1] == '/')
-			end--;
-		if (end == 0) {
-			fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-			break;
-		}
+	while (end > 0 && dir[end - 1] != '/')
+		end--;
+	while (end > 1 && dir[end - 1] == '/')
+		end--;
+	if (end == 0)
+		strcpy(dir, ".");
+	else
 		dir[end] = 0;
-		fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (fd >= 0 || errno != ENOENT || (end == 1 && dir[0] == '/'))
+	return dir;
+}
+
+/* The place a file named path is written in, as the writers open it (following symlinks, a final
+ * one too, and making missing directories): the directory path names, or the directory holding
+ * what it names (a dangling symlink: what it points to), or when that does not exist yet, the
+ * nearest directory above it that does. fd (O_PATH), or -1 with errno. */
+static int open_place(const char *path)
+{
+	char *p = xstrdup(path);
+	int fd = -1;
+	for (int hops = 0; hops < 40; hops++) {
+		if ((fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0 ||
+		    (errno != ENOENT && errno != ENOTDIR && errno != ELOOP))
 			break;
+		/* A symlink (dangling, or to a non-directory): go on from what it points to. */
+		char target[PATH_MAX];
+		size_t end = guard_name_len(p);
+		char save = p[end];
+		p[end] = 0;
+		ssize_t n = readlink(p, target, sizeof(target) - 1);
+		p[end] = save;
+		if (n <= 0) { /* not a link: its parent, or the nearest one above that exists */
+			char *up = parent_of(p);
+			bool top = !strcmp(up, p) || !strcmp(up, ".") || !strcmp(up, "/");
+			free(p);
+			p = up;
+			if (top) {
+				fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+				break;
+			}
+			continue;
+		}
+		target[n] = 0;
+		char *next;
+		if (target[0] == '/') {
+			next = xstrdup(target);
+		} else {
+			char *dir = parent_of(p);
+			next = xmalloc(strlen(dir) + n + 2);
+			sprintf(next, "%s/%s", dir, target);
+			free(dir);
+		}
+		free(p);
+		p = next;
 	}
 	int e = errno;
-	free(dir);
+	free(p);
 	errno = e;
 	return fd;
 }
@@ -239,36 +275,68 @@ int guard_path_in_tree(const char *path, const char *tree)
 	return r;
 }
 
+/* Each operand's place in its filesystem (dir_fs_path), told once: n operands cost n opens, and
+ * pairs compare as strings. (dir_within for each pair read the mount table each time: 1,100
+ * operands took minutes.) path NULL where it cannot be told: such a pair goes to dir_within. */
+struct place {
+	char dev[32];
+	char *path;
+};
+
+/* Is operand j within operand i? 1, 0, or -1 with errno. */
+static int place_within(const struct place *pl, char *const *paths, size_t j, size_t i)
+{
+	if (pl[i].path && pl[j].path)
+		return !strcmp(pl[i].dev, pl[j].dev) && dir_path_under(pl[j].path, pl[i].path);
+	int a = open(paths[j], O_PATH | O_DIRECTORY | O_CLOEXEC), b = open(paths[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int r = a < 0 || b < 0 ? -1 : dir_within(a, b);
+	int e = errno;
+	if (a >= 0)
+		close(a);
+	if (b >= 0)
+		close(b);
+	errno = e;
+	return r;
+}
+
 int guard_overlap(char *const *paths, size_t n, size_t *inner, size_t *outer, bool *same)
 {
-	int *fd = xmalloc((n ? n : 1) * sizeof(*fd));
+	struct place *pl = xcalloc(n ? n : 1, sizeof(*pl));
+	struct fs_id *id = xcalloc(n ? n : 1, sizeof(*id));
+	char fspath[PATH_MAX];
 	int r = 0;
-	size_t opened = 0;
-	for (; opened < n; opened++)
-		if ((fd[opened] = open(paths[opened], O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+	for (size_t i = 0; i < n && r == 0; i++) {
+		int fd = open(paths[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 || fs_identity(fd, "", &id[i]) != 0)
 			r = -1;
-			break;
-		}
+		else if (dir_fs_path(fd, pl[i].dev, fspath) == 0)
+			pl[i].path = xstrdup(fspath);
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		errno = e;
+	}
 	/* The later of two is the inner one where they are the same directory. */
 	for (size_t i = 0; r == 0 && i < n; i++)
 		for (size_t j = 0; r == 0 && j < n; j++) {
 			if (i == j)
 				continue;
-			struct fs_id a, b;
-			int w = dir_within(fd[j], fd[i]);
-			if (w < 0 || (w && (fs_identity(fd[i], "", &a) != 0 || fs_identity(fd[j], "", &b) != 0))) {
+			int w = place_within(pl, paths, j, i);
+			bool one = fs_id_same(&id[i], &id[j]);
+			if (w < 0) {
 				r = -1;
-			} else if (w && (j > i || !fs_id_same(&a, &b))) {
+			} else if (w && (j > i || !one)) {
 				*inner = j;
 				*outer = i;
-				*same = fs_id_same(&a, &b);
+				*same = one;
 				r = 1;
 			}
 		}
 	int e = errno;
-	while (opened-- > 0)
-		close(fd[opened]);
-	free(fd);
+	for (size_t i = 0; i < n; i++)
+		free(pl[i].path);
+	free(pl);
+	free(id);
 	errno = e;
 	return r;
 }

@@ -208,8 +208,8 @@ static void overlap_by_identity(void **state)
 	assert_int_equal(guard_overlap(missing, 2, &in, &out, &same), -1);
 }
 
-/* A file, one still to be made (with its parents), a directory and a link to one: each is in the
- * tree its place is in. */
+/* A file, one still to be made (with its parents), a directory and symlinks (to a directory, to a
+ * file, dangling): each is in the tree where it is written, through its links as writers go. */
 static void path_in_tree_through_links(void **state)
 {
 	char a[256], p[300], link[256];
@@ -221,7 +221,23 @@ static void path_in_tree_through_links(void **state)
 	snprintf(p, sizeof(p), "%s/link-to-a/b/x", top);
 	assert_int_equal(guard_path_in_tree(p, a), 1);
 	assert_int_equal(guard_path_in_tree(a, a), 1);
-	assert_int_equal(guard_path_in_tree(link, a), 0); /* the link itself lies beside a */
+	assert_int_equal(guard_path_in_tree(link, a), 1); /* written through: into a */
+	/* A link beside the tree to a file, or to a name still to be made, in it: written there. */
+	char flink[256], dlink[256];
+	snprintf(flink, sizeof(flink), "%s/flink", top);
+	snprintf(dlink, sizeof(dlink), "%s/dlink", top);
+	snprintf(p, sizeof(p), "%s/a/b/afile", top);
+	close(open(p, O_CREAT | O_WRONLY, 0644));
+	assert_int_equal(symlink(p, flink), 0);
+	assert_int_equal(symlink("a/b/not-yet/x.json", dlink), 0);
+	assert_int_equal(guard_path_in_tree(flink, a), 1);
+	assert_int_equal(guard_path_in_tree(dlink, a), 1);
+	snprintf(p, sizeof(p), "%s/a/b/c", top);
+	assert_int_equal(guard_path_in_tree(flink, p), 0);
+	assert_int_equal(unlink(flink), 0);
+	assert_int_equal(unlink(dlink), 0);
+	snprintf(p, sizeof(p), "%s/a/b/afile", top);
+	assert_int_equal(unlink(p), 0);
 	snprintf(p, sizeof(p), "%s/file", top);
 	assert_int_equal(guard_path_in_tree(p, a), 0);
 	assert_int_equal(guard_path_in_tree(p, top), 1);
