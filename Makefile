@@ -12,8 +12,9 @@ VERSION := $(shell cat VERSION)
 CFLAGS  += -DMYRIAD_VERSION='"$(VERSION)"'
 
 B       := build
-MPI_SRC := src/engine/spread.c src/cmd/jobspread.c
-SRC     := $(filter-out $(MPI_SRC),$(wildcard src/*.c src/*/*.c))
+MPI_SRC := src/engine/spread.c src/job/jobspread.c
+SRC     := $(filter-out $(MPI_SRC),$(wildcard src/*.c src/*/*.c src/*/*/*.c))
+HDR     := $(wildcard src/*.h src/*/*.h src/*/*/*.h)
 OBJ     := $(SRC:%.c=$(B)/%.o)
 LIBOBJ  := $(filter-out $(B)/src/main.o,$(OBJ))
 UNIT    := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c))
@@ -24,10 +25,10 @@ $(B)/myriad: $(OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # What prints the version is rebuilt when VERSION changes.
-VERSIONED := src/main.o src/report/page.o src/report/json.o src/state/manifest.o
+VERSIONED := src/main.o src/lifecycle/page.o src/report/json.o src/state/manifest.o
 $(addprefix $(B)/,$(VERSIONED)) $(addprefix $(B)/mpi/,$(VERSIONED)): VERSION
 
-$(B)/%.o: %.c $(wildcard src/*.h src/*/*.h)
+$(B)/%.o: %.c $(HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
@@ -56,7 +57,7 @@ mpi: $(B)/myriad-mpi
 $(B)/myriad-mpi: $(MPI_OBJ)
 	$(MPICC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(B)/mpi/%.o: %.c $(wildcard src/*.h src/*/*.h)
+$(B)/mpi/%.o: %.c $(HDR)
 	@command -v $(MPICC) >/dev/null || { echo "make mpi: $(MPICC) not found (apt-get install openmpi-bin libopenmpi-dev)"; exit 1; }
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -DMYRIAD_MPI -c -o $@ $<
@@ -72,7 +73,7 @@ FUZZ        := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(wildcard tests/fuzz/*.c))
 
 fuzz: $(FUZZ)
 
-$(B)/fuzz/obj/%.o: %.c $(wildcard src/*.h src/*/*.h)
+$(B)/fuzz/obj/%.o: %.c $(HDR)
 	@test -n "$(FUZZ_CC)" || { echo "make fuzz: clang not found (apt-get install clang-14 libclang-rt-14-dev)"; exit 1; }
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cmd/cmds.h"
-#include "cmd/job.h"
+#include "job/job.h"
 #include "report/outfile.h"
 #include "util/util.h"
 #ifdef MYRIAD_MPI

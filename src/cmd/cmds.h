@@ -9,8 +9,8 @@
 
 #include <stddef.h>
 
-/* What a parser returns when the command is to run (any other value is the exit code). */
-#define OPTS_RUN (-1)
+#include "job/job.h" /* OPTS_RUN and the exit codes */
+
 
 struct command {
 	const char *name;

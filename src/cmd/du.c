@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "cmd/cmds.h"
-#include "cmd/job.h"
+#include "job/job.h"
 #include "engine/walk.h"
 #include "report/json.h"
 #include "report/outfile.h"

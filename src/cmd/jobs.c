@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "cmd/cmds.h"
-#include "cmd/job.h"
+#include "job/job.h"
 #include "report/json.h"
 #include "state/ckpt.h"
 #include "util/util.h"

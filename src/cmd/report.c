@@ -1,7 +1,7 @@
 /*
  * myriad report: render the HTML report of myriad lifecycle again from its results.json, or put
  * several runs side by side. The command's options only: reading results and drawing the page are
- * report/page.h's, the same code lifecycle ends each run with.
+ * lifecycle/page.h's, the same code lifecycle ends each run with.
  */
 #include <getopt.h>
 #include <stdint.h>
@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 
 #include "cmd/cmds.h"
-#include "cmd/job.h"
-#include "report/page.h"
-#include "report/results.h"
+#include "job/job.h"
+#include "lifecycle/page.h"
+#include "lifecycle/results.h"
 #include "util/util.h"
 
 static const char report_help[] =

@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "cmd/cmds.h"
-#include "cmd/cmdstate.h"
-#include "cmd/removal.h"
-#include "cmd/job.h"
+#include "job/cmdstate.h"
+#include "job/removal.h"
+#include "job/job.h"
 #include "engine/walk.h"
 #include "io/dir.h"
 #include "io/guard.h"
@@ -30,7 +30,7 @@
 #include "state/tally.h"
 #include "util/util.h"
 #ifdef MYRIAD_MPI
-#include "cmd/jobspread.h"
+#include "job/jobspread.h"
 #include "state/ser.h"
 #endif
 

@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "cmd/cmds.h"
-#include "cmd/cmdstate.h"
-#include "cmd/job.h"
+#include "job/cmdstate.h"
+#include "job/job.h"
 #include "state/layout.h"
 #include "engine/pool.h"
 #include "io/dir.h"
@@ -27,7 +27,7 @@
 #include "state/manifest.h"
 #include "util/util.h"
 #ifdef MYRIAD_MPI
-#include "cmd/jobspread.h"
+#include "job/jobspread.h"
 #endif
 
 static const char verify_help[] =

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "cmd/cmds.h"
-#include "cmd/cmdstate.h"
-#include "cmd/job.h"
+#include "job/cmdstate.h"
+#include "job/job.h"
 #include "engine/walk.h"
 #include "report/json.h"
 #include "report/outfile.h"
@@ -24,7 +24,7 @@
 #include <inttypes.h>
 #include <limits.h>
 
-#include "cmd/jobspread.h"
+#include "job/jobspread.h"
 #endif
 
 static const char walk_help[] =
@@ -496,7 +496,7 @@ static int walk_setup(struct walk_cmd *c, struct walk_opts *o, const char *outpu
 
 #ifdef MYRIAD_MPI
 /*
- * Under mpirun (myriad-mpi), every rank walks its share (engine/spread, cmd/jobspread). Rank 0 keeps
+ * Under mpirun (myriad-mpi), every rank walks its share (engine/spread, job/jobspread). Rank 0 keeps
  * the job's state; a rank but 0 writes its paths and --errors lines into parts of its own, sent to
  * rank 0 at each round and at the end; rank 0's progress line shows the job's.
  */

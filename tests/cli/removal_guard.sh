@@ -1,4 +1,4 @@
-# The rules every removing command shares (src/cmd/removal.c, io/guard, io/rmtree), tried on rm,
+# The rules every removing command shares (src/job/removal.c, io/guard, io/rmtree), tried on rm,
 # find -delete and copy --delete alike, each in the sandbox with the working directory deep inside:
 # - the run's own files (--json, --errors, --state, find's -o and -fprint) inside what would be
 #   removed, also named through a symlink or a bind mount: refused, exit 2, nothing written;

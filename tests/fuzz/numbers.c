@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cmd/job.h"
+#include "job/job.h"
 #include "fuzz.h"
 #include "util/util.h"
 

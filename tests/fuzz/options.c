@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cmd/cmds.h"
-#include "cmd/job.h"
+#include "job/job.h"
 #include "fuzz.h"
 #include "util/util.h"
 

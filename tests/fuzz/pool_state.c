@@ -2,7 +2,7 @@
  * Fuzz target "pool_state": a checkpoint of the numbered-units engine ("MYRPOOL1": counters,
  * --errors position, the command's own blob, the watermark and the window of finished units) as
  * a resumed fill or verify reads it, with each command's real decoder for its part
- * (src/cmd/cmdstate.h).
+ * (src/job/cmdstate.h).
  *
  * Input: byte 0 picks the command (bit 0: fill, verify) and whether the checksum is made right
  * (bit 7 clear); bytes 1-2 the job's number of units (1 + a big-endian u16: the layout's
@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cmd/cmdstate.h"
+#include "job/cmdstate.h"
 #include "engine/pool.h"
 #include "fuzz.h"
 #include "util/util.h"

@@ -7,8 +7,8 @@
 #include <stdint.h>
 
 #include "fuzz.h"
-#include "report/jsonread.h"
-#include "report/results.h"
+#include "lifecycle/jsonread.h"
+#include "lifecycle/results.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,7 +1,7 @@
 /*
  * Fuzz target "walk_state": a checkpoint of the traversal engine ("MYRWALK1": counters, --errors
  * position, the command's own blob, the frontier of directories) as a resumed walk, rm or copy
- * reads it, with each command's real decoder for its part (src/cmd/cmdstate.h).
+ * reads it, with each command's real decoder for its part (src/job/cmdstate.h).
  *
  * Input: byte 0 picks the command (bits 0-1: walk, rm, copy) and whether the checksum is made
  * right (bit 7 clear) or the input taken as it is; the rest is the snapshot. The walk's operands
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cmd/cmdstate.h"
+#include "job/cmdstate.h"
 #include "engine/walk.h"
 #include "fuzz.h"
 #include "util/util.h"

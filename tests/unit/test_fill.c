@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "cmd/fill_int.h"
+#include "cmd/fill/fill_int.h"
 
 static struct layout lay_of(uint64_t files, uint64_t fanout, uint64_t size)
 {

@@ -1,4 +1,4 @@
-/* Unit tests for findexpr (cmd/findexpr.h): find's precedence (! over -a over -o over ','),
+/* Unit tests for findexpr (cmd/find/findexpr.h): find's precedence (! over -a over -o over ','),
  * parentheses, the errors naming the predicate, stat only when a test needs it (and cheap tests
  * first), the statx mask, -size's rounding up, the -mtime/-mmin windows, -perm's three forms,
  * emacs regular expressions, the default -print, -prune and -quit, and the checkpointed values. */
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "cmd/findexpr.h"
+#include "cmd/find/findexpr.h"
 #include "state/ser.h"
 #include "util/util.h"
 

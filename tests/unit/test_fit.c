@@ -12,10 +12,10 @@
 
 #include <cmocka.h>
 
-#include "report/fit.h"
-#include "report/jsonread.h"
-#include "report/page.h"
-#include "report/results.h"
+#include "lifecycle/fit.h"
+#include "lifecycle/jsonread.h"
+#include "lifecycle/page.h"
+#include "lifecycle/results.h"
 #include "util/sbuf.h"
 
 /* A linear series t = 2 + 0.001*N at 1k..10k; the largest scale, 100k, is ten times the fourth. */

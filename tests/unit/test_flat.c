@@ -13,10 +13,10 @@
 
 #include <cmocka.h>
 
-#include "report/flat.h"
-#include "report/jsonread.h"
-#include "report/page.h"
-#include "report/results.h"
+#include "lifecycle/flat.h"
+#include "lifecycle/jsonread.h"
+#include "lifecycle/page.h"
+#include "lifecycle/results.h"
 #include "util/sbuf.h"
 
 /* ---- synthetic timelines: a sample every DT seconds, as fill's timeline takes them ---- */

@@ -16,12 +16,12 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "cmd/lifecycle.h"
-#include "cmd/lifecycle_record.h"
+#include "cmd/lifecycle/lifecycle.h"
+#include "cmd/lifecycle/lifecycle_record.h"
 #include "io/devbusy.h"
-#include "report/jsonread.h"
-#include "report/fit.h"
-#include "report/results.h"
+#include "lifecycle/jsonread.h"
+#include "lifecycle/fit.h"
+#include "lifecycle/results.h"
 #include "util/sbuf.h"
 #include "util/util.h"
 

@@ -19,8 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cmd/lifecycle.h"
-#include "cmd/lifecycle_record.h"
+#include "cmd/lifecycle/lifecycle.h"
+#include "cmd/lifecycle/lifecycle_record.h"
 #include "io/cgroup_mem.h"
 
 #define HOG_BYTES (200u << 20)

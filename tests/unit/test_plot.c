@@ -11,11 +11,11 @@
 
 #include <cmocka.h>
 
-#include "report/chart.h"
-#include "report/fit.h"
+#include "lifecycle/chart.h"
+#include "lifecycle/fit.h"
 #include "report/json.h"
-#include "report/page.h"
-#include "report/results.h"
+#include "lifecycle/page.h"
+#include "lifecycle/results.h"
 #include "util/sbuf.h"
 
 static char *tics(double lo, double hi, bool logscale, bool si)
