@@ -32,9 +32,9 @@ $(B)/%.o: %.c $(HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(B)/unit/%: tests/unit/%.c $(LIBOBJ)
+$(B)/unit/%: tests/unit/%.c $(LIBOBJ) $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -o $@ $(filter-out %.h,$^) $(LDLIBS) -lcmocka
 
 $(B)/faultfs: $(wildcard tests/faultfs/*.c)
 	@mkdir -p $(B)

@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 #include "io/dir.h"
 
 /* The same directory reached by two paths has one identity; "" names the fd itself. */
@@ -59,12 +61,15 @@ static bool same_dir(int fd, const char *path)
  * are skipped; "" is the directory itself; a path longer than PATH_MAX is opened. */
 static void open_refuses_symlinks(void **state)
 {
-	char top[] = "/tmp/myriad-test-dir.XXXXXX";
-	assert_non_null(mkdtemp(top));
+	char top[64];
+	assert_non_null(scratch_dir(top, sizeof(top), "dir"));
 	char p[PATH_MAX + 64];
-	snprintf(p, sizeof(p), "mkdir -p %s/a/b/c %s/out/b/c && ln -s ../out %s/a/up && ln -s b %s/a/lb && touch %s/a/f",
-		 top, top, top, top, top);
-	assert_int_equal(system(p), 0);
+	static const char *const dirs[] = {"a", "a/b", "a/b/c", "out", "out/b", "out/b/c"}, *const files[] = {"a/f"};
+	assert_int_equal(scratch_tree(top, dirs, 6, files, 1), 0);
+	snprintf(p, sizeof(p), "%s/a/up", top);
+	assert_int_equal(symlink("../out", p), 0);
+	snprintf(p, sizeof(p), "%s/a/lb", top);
+	assert_int_equal(symlink("b", p), 0);
 	int dfd = open(top, O_RDONLY | O_DIRECTORY);
 	assert_true(dfd >= 0);
 	const char *refused[] = {"a/up/b", "a/up/b/c", "a/lb", "a/lb/c", "a/up", "a/f", "a/f/x", "a/none/c"};
@@ -106,16 +111,15 @@ static void open_refuses_symlinks(void **state)
 	close(cur);
 	free(rel);
 	close(dfd);
-	snprintf(p, sizeof(p), "rm -rf %s", top);
-	assert_int_equal(system(p), 0);
+	assert_int_equal(scratch_remove(top), 0);
 }
 
 /* 3000 entries with long names, read through a 4 KiB buffer (many calls): each name once, the
  * dots, nothing else; 0 at the end, and -1 with errno on what is not a directory. */
 static void read_many_entries(void **state)
 {
-	char dir[] = "/tmp/myriad-unit-dir.XXXXXX";
-	assert_non_null(mkdtemp(dir));
+	char dir[64];
+	assert_non_null(scratch_dir(dir, sizeof(dir), "dir"));
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
 	assert_true(dfd >= 0);
 	enum { N = 3000 };
@@ -161,9 +165,7 @@ static void read_many_entries(void **state)
 	assert_int_equal(errno, ENOTDIR);
 	close(ffd);
 	close(dfd);
-	char cmd[64];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(scratch_remove(dir), 0);
 }
 
 static int is_empty(const char *dir, const char *const *ignore)
@@ -177,8 +179,8 @@ static int is_empty(const char *dir, const char *const *ignore)
 
 static void empty_directories(void **state)
 {
-	char dir[] = "/tmp/myriad-unit-dir.XXXXXX";
-	assert_non_null(mkdtemp(dir));
+	char dir[64];
+	assert_non_null(scratch_dir(dir, sizeof(dir), "dir"));
 	char p[128];
 	assert_int_equal(is_empty(dir, NULL), 1);
 	snprintf(p, sizeof(p), "%s/marker", dir);
@@ -199,9 +201,7 @@ static void empty_directories(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(dir_is_empty(fd, NULL), -1);
 	close(fd);
-	char cmd[64];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(scratch_remove(dir), 0);
 }
 
 int main(void)

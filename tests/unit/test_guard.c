@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 #include "io/guard.h"
 
 static char top[64];   /* a temporary directory of the test's own */
@@ -20,29 +22,21 @@ static char saved_cwd[4096];
 
 static int setup(void **state)
 {
-	strcpy(top, "/tmp/myriad-guard.XXXXXX");
-	if (!mkdtemp(top) || !getcwd(saved_cwd, sizeof(saved_cwd)))
+	if (!scratch_dir(top, sizeof(top), "guard") || !getcwd(saved_cwd, sizeof(saved_cwd)))
 		return -1;
 	char p[256];
-	static const char *const dirs[] = {"a", "a/b", "a/b/c", "a/b/c/d"};
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(p, sizeof(p), "%s/%s", top, dirs[i]);
-		if (mkdir(p, 0755) != 0)
-			return -1;
-	}
-	snprintf(p, sizeof(p), "%s/file", top);
-	close(open(p, O_CREAT | O_WRONLY, 0644));
+	static const char *const dirs[] = {"a", "a/b", "a/b/c", "a/b/c/d"}, *const files[] = {"file"};
+	if (scratch_tree(top, dirs, 4, files, 1) != 0)
+		return -1;
 	snprintf(p, sizeof(p), "%s/to-root", top);
 	return symlink("/", p);
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
 	if (chdir(saved_cwd) != 0)
 		return -1;
-	snprintf(cmd, sizeof(cmd), "rm -rf --one-file-system '%s'", top);
-	return system(cmd);
+	return scratch_remove(top);
 }
 
 static enum guard_verdict check(const struct guard *g, const char *fmt, ...)

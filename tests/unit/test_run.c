@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 #include "engine/run.h"
 #include "state/ser.h"
 #include "util/signals.h"
@@ -85,12 +87,12 @@ static void done_ends_the_loop(void **state)
 	assert_int_equal(f.progress_calls, 0);
 }
 
-static char statedir[64];
+static char statedir[96];
 
 static struct ckpt *open_state(void)
 {
-	char base[] = "/tmp/myriad-unit-run.XXXXXX";
-	assert_non_null(mkdtemp(base));
+	char base[64];
+	assert_non_null(scratch_dir(base, sizeof(base), "run"));
 	snprintf(statedir, sizeof(statedir), "%s/state", base);
 	struct sbuf id = {0};
 	sbuf_adds(&id, "unit test of run_loop");
@@ -103,9 +105,8 @@ static struct ckpt *open_state(void)
 static void remove_state(struct ckpt *c)
 {
 	ckpt_close(c);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%.*s'", (int)(strrchr(statedir, '/') - statedir), statedir);
-	assert_int_equal(system(cmd), 0);
+	*strrchr(statedir, '/') = 0; /* the scratch directory above it */
+	assert_int_equal(scratch_remove(statedir), 0);
 }
 
 /* The snapshot file holds the payload of the last snapshot. */

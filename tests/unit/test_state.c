@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "scratch.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,15 +82,12 @@ static char tmpdir[64];
 
 static int setup(void **state)
 {
-	strcpy(tmpdir, "/tmp/myriad-unit.XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return scratch_dir(tmpdir, sizeof(tmpdir), "state") ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd);
+	return scratch_remove(tmpdir);
 }
 
 static void snapshots_survive_and_finish_removes(void **state)
@@ -251,10 +250,14 @@ static const char *get(const char *path)
 /* Entries in a directory (-1 when it is not there). */
 static int entries(const char *dir)
 {
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "test -d %s && exit $(ls -A %s | wc -l) || exit 255", dir, dir);
-	int st = system(cmd);
-	return WEXITSTATUS(st) == 255 ? -1 : WEXITSTATUS(st);
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
 }
 
 /* A directory the user filled with files named like myriad's, or with a marker that is not one:

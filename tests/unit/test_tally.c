@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "scratch.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,9 +126,7 @@ int main(void)
 	    cmocka_unit_test(parts_count_apart),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
+	if (scratch_remove(dir) != 0)
 		r = 1;
 	return r;
 }

@@ -26,6 +26,8 @@
 
 #include <cmocka.h>
 
+#include "scratch.h"
+
 #include "engine/walk.h"
 #include "util/signals.h"
 
@@ -33,25 +35,9 @@
 
 static char top[64];
 
-static void mk(const char *rel, bool dir)
-{
-	char p[512];
-	snprintf(p, sizeof(p), "%s/%s", top, rel);
-	if (dir) {
-		assert_int_equal(mkdir(p, 0755), 0);
-	} else {
-		int fd = open(p, O_CREAT | O_WRONLY | O_EXCL, 0644);
-		assert_true(fd >= 0);
-		close(fd);
-	}
-}
+static void mk(const char *rel, bool dir) { assert_int_equal(scratch_mk(top, rel, dir), 0); }
 
-static void rm_tree(const char *p)
-{
-	char cmd[600];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p);
-	assert_int_equal(system(cmd), 0);
-}
+static void rm_tree(const char *p) { assert_int_equal(scratch_remove(p), 0); }
 
 /* ---- a visitor that records what it is shown ---- */
 
