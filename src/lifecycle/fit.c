@@ -147,42 +147,65 @@ static int points_of(const struct lc_results *r, const char *fs, int m, bool fai
 	return k;
 }
 
-size_t lc_projections(struct lc_results *const *runs, size_t nruns, double files, struct lc_proj **out)
+/* Call each(ctx, series, metric, x, y, k) for every series of runs and every metric, with the
+ * k points of that metric (points_of, failed as given). The one loop projections and hindcasts
+ * share. */
+static void each_series_metric(struct lc_results *const *runs, size_t nruns, bool failed,
+			       void (*each)(void *ctx, const struct lc_series *s, int m, const double *x,
+					    const double *y, int k),
+			       void *ctx)
 {
 	struct lc_series *ser;
-	size_t nser = lc_series_collect(runs, nruns, &ser), n = 0;
-	struct lc_proj *p = NULL;
+	size_t nser = lc_series_collect(runs, nruns, &ser);
 	int metrics[PH_N + 2], nm = metric_list(metrics);
 	for (size_t s = 0; s < nser; s++)
 		for (int m = 0; m < nm; m++) {
 			const struct lc_results *r = runs[ser[s].run];
 			double *x = xmalloc((r->ncycles + 1) * sizeof(double)), *y = xmalloc((r->ncycles + 1) * sizeof(double));
-			int k = points_of(r, ser[s].fs, metrics[m], false, x, y);
-			double ln = 0, lv = 0;
-			for (int i = 0; i < k; i++)
-				if (x[i] >= ln)
-					ln = x[i], lv = y[i];
-			struct lc_fit fit;
-			if (k >= 2 && lc_fit(x, y, k, files, &fit)) {
-				p = xrealloc(p, (n + 1) * sizeof(*p));
-				p[n] = (struct lc_proj){
-				    .series = xstrdup(ser[s].name),
-				    .fs = ser[s].fs,
-				    .metric = metrics[m],
-				    .what = metric_what(metrics[m]),
-				    .unit = metric_unit(metrics[m]),
-				    .fit = fit,
-				    .largest_n = ln,
-				    .largest_v = lv,
-				};
-				n++;
-			}
+			int k = points_of(r, ser[s].fs, metrics[m], failed, x, y);
+			each(ctx, &ser[s], metrics[m], x, y, k);
 			free(x);
 			free(y);
 		}
 	lc_series_free(ser, nser);
-	*out = p;
-	return n;
+}
+
+struct proj_acc {
+	struct lc_proj *p;
+	size_t n;
+	double files;
+};
+
+/* One series and metric's projection to acc->files, when its points allow a fit. */
+static void proj_one(void *ctx, const struct lc_series *s, int m, const double *x, const double *y, int k)
+{
+	struct proj_acc *acc = ctx;
+	double ln = 0, lv = 0;
+	for (int i = 0; i < k; i++)
+		if (x[i] >= ln)
+			ln = x[i], lv = y[i];
+	struct lc_fit fit;
+	if (k < 2 || !lc_fit(x, y, k, acc->files, &fit))
+		return;
+	acc->p = xrealloc(acc->p, (acc->n + 1) * sizeof(*acc->p));
+	acc->p[acc->n++] = (struct lc_proj){
+	    .series = xstrdup(s->name),
+	    .fs = s->fs,
+	    .metric = m,
+	    .what = metric_what(m),
+	    .unit = metric_unit(m),
+	    .fit = fit,
+	    .largest_n = ln,
+	    .largest_v = lv,
+	};
+}
+
+size_t lc_projections(struct lc_results *const *runs, size_t nruns, double files, struct lc_proj **out)
+{
+	struct proj_acc acc = {NULL, 0, files};
+	each_series_metric(runs, nruns, false, proj_one, &acc);
+	*out = acc.p;
+	return acc.n;
 }
 
 void lc_proj_free(struct lc_proj *p, size_t n)
@@ -266,36 +289,36 @@ bool lc_hindcast_of(const double *x, const double *y, int n, struct lc_hindcast 
 	return true;
 }
 
+struct hind_acc {
+	struct lc_hindcast *h;
+	size_t n;
+};
+
+/* One series and metric's hindcast, when anything was measured. */
+static void hind_one(void *ctx, const struct lc_series *s, int m, const double *x, const double *y, int k)
+{
+	struct hind_acc *acc = ctx;
+	bool any = false;
+	for (int i = 0; i < k; i++)
+		any |= isfinite(y[i]);
+	if (!any)
+		return;
+	acc->h = xrealloc(acc->h, (acc->n + 1) * sizeof(*acc->h));
+	struct lc_hindcast *h = &acc->h[acc->n++];
+	lc_hindcast_of(x, y, k, h);
+	h->series = xstrdup(s->name);
+	h->fs = s->fs;
+	h->metric = m;
+	h->what = metric_what(m);
+	h->unit = metric_unit(m);
+}
+
 size_t lc_hindcasts(struct lc_results *const *runs, size_t nruns, struct lc_hindcast **out)
 {
-	struct lc_series *ser;
-	size_t nser = lc_series_collect(runs, nruns, &ser), n = 0;
-	struct lc_hindcast *h = NULL;
-	int metrics[PH_N + 2], nm = metric_list(metrics);
-	for (size_t s = 0; s < nser; s++)
-		for (int m = 0; m < nm; m++) {
-			const struct lc_results *r = runs[ser[s].run];
-			double *x = xmalloc((r->ncycles + 1) * sizeof(double)), *y = xmalloc((r->ncycles + 1) * sizeof(double));
-			int k = points_of(r, ser[s].fs, metrics[m], true, x, y);
-			bool any = false;
-			for (int i = 0; i < k; i++)
-				any |= isfinite(y[i]);
-			if (any) {
-				h = xrealloc(h, (n + 1) * sizeof(*h));
-				lc_hindcast_of(x, y, k, &h[n]);
-				h[n].series = xstrdup(ser[s].name);
-				h[n].fs = ser[s].fs;
-				h[n].metric = metrics[m];
-				h[n].what = metric_what(metrics[m]);
-				h[n].unit = metric_unit(metrics[m]);
-				n++;
-			}
-			free(x);
-			free(y);
-		}
-	lc_series_free(ser, nser);
-	*out = h;
-	return n;
+	struct hind_acc acc = {NULL, 0};
+	each_series_metric(runs, nruns, true, hind_one, &acc);
+	*out = acc.h;
+	return acc.n;
 }
 
 void lc_hindcast_free(struct lc_hindcast *h, size_t n)
