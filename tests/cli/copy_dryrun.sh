@@ -97,7 +97,9 @@ echo three >src/g3/a && ln src/g3/a src/g3/b
 rm dst/g2/b dst/g3/c && cp -p src/g2/a dst/g2/b
 touch -d 2001-01-01 src/g3/a
 echo four >src/g1/new && ln src/g1/new src/g1/new2
-same_counts "hard links new, half there and stale"
+# One worker: which name of a group is met first decides what is copied and what linked, in the
+# dry run as in the real run, and with several workers that order changes from run to run.
+same_counts "hard links new, half there and stale" -j 1
 
 # A sparse file: its data is copied, not its holes.
 fresh
