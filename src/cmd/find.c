@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <locale.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -521,6 +522,10 @@ static int find_parse(int argc, char **argv, void *opts)
 	};
 	struct find_opts *o = opts;
 	job_opts_init(&o->jo);
+	/* Names are matched as GNU find matches them, by the characters of the user's locale and its
+	 * order for ranges; numbers, messages and the JSON summary stay the C locale's. */
+	setlocale(LC_CTYPE, "");
+	setlocale(LC_COLLATE, "");
 	/* The expression starts at its first predicate, '(' or '!'; options and directories precede it. */
 	int start = 1;
 	while (start < argc && !fx_starts_expr(argv[start]))

@@ -11,13 +11,23 @@
 
 static inline unsigned char lower(unsigned char c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
 
+/* Has s[0..n) a byte past ASCII? */
+static bool glob_has_high(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] >= 0x80)
+			return true;
+	return false;
+}
+
 void glob_init(struct glob *g, const char *pat, bool casefold)
 {
 	memset(g, 0, sizeof(*g));
 	g->pat = pat;
 	g->casefold = casefold;
-	if (strpbrk(pat, "?[\\"))
-		return; /* fnmatch's */
+	g->multibyte = MB_CUR_MAX > 1;
+	if (strpbrk(pat, "?[\\") || (casefold && glob_has_high(pat, strlen(pat))))
+		return; /* fnmatch's: non-ASCII letters fold as the locale says */
 	g->simple = true;
 	size_t len = strlen(pat);
 	const char *base = pat;
@@ -66,10 +76,14 @@ static const char *run_find(const struct glob *g, const char *h, size_t hn, cons
 	return NULL;
 }
 
-bool glob_match(const struct glob *g, const char *name, size_t len)
+static bool glob_fnmatch(const struct glob *g, const char *name)
 {
-	if (!g->simple)
-		return fnmatch(g->pat, name, g->casefold ? FNM_CASEFOLD : 0) == 0;
+	return fnmatch(g->pat, name, g->casefold ? FNM_CASEFOLD : 0) == 0;
+}
+
+/* The literal and star patterns, bytewise (ASCII letters folded with casefold). */
+static bool glob_simple(const struct glob *g, const char *name, size_t len)
+{
 	if (!g->star) { /* one literal, or the empty pattern */
 		size_t n = g->nseg ? g->seg[0].n : 0;
 		if (len != n)
@@ -101,6 +115,19 @@ bool glob_match(const struct glob *g, const char *name, size_t len)
 		pos = (size_t)(p - name) + s->n;
 	}
 	return true;
+}
+
+/* In a multibyte locale, fnmatch matches by characters and, where that fails, by bytes (glibc): for
+ * literals and stars the bytewise answer is then the same but with FNM_CASEFOLD, where a character
+ * past ASCII may fold to an ASCII letter (the Kelvin sign to k): a name with such bytes that the
+ * bytes do not match goes to fnmatch. */
+bool glob_match(const struct glob *g, const char *name, size_t len)
+{
+	if (!g->simple)
+		return glob_fnmatch(g, name);
+	if (glob_simple(g, name, len))
+		return true;
+	return g->casefold && g->multibyte && glob_has_high(name, len) && glob_fnmatch(g, name);
 }
 
 void glob_free(struct glob *g)
