@@ -211,6 +211,25 @@ static int ctx_dir_empty(struct fx_ctx *fx)
 	return r;
 }
 
+/* -xtype on a symlink: its target's type, as GNU find's -P: a link that dangles (or whose
+ * target's path goes through a non-directory) is itself; other failures (a loop) are reported. */
+static unsigned char ctx_target_type(struct fx_ctx *fx)
+{
+	struct ctx *k = (struct ctx *)fx;
+	struct local *l = k->l;
+	struct stat st;
+	if (fstatat(l->d ? l->d->fd : AT_FDCWD, l->e->name, &st, 0) == 0)
+		return IFTODT(st.st_mode);
+	int err = errno;
+	if (err == ENOENT || err == ENOTDIR)
+		return DT_LNK;
+	size_t len, rel;
+	const char *p = fx->path(fx, &len, &rel);
+	errlog_report(l->errs, p, len, "stat", err);
+	fx->failed = true;
+	return DT_UNKNOWN;
+}
+
 static int ctx_readlink(struct fx_ctx *fx, struct sbuf *b)
 {
 	struct ctx *k = (struct ctx *)fx;
@@ -319,7 +338,7 @@ static void evaluate(struct find_cmd *c, struct local *l, const struct walk_entr
 		mark[i] = l->out[i].len;
 	struct ctx k = {.fx = {.name = e->name, .namelen = e->namelen, .operand = operand, .type = e->type,
 			       .ino = e->ino, .depth = depth, .stat = ctx_stat, .path = ctx_path,
-			       .dir_empty = ctx_dir_empty, .readlink = ctx_readlink, .remove = ctx_remove,
+			       .dir_empty = ctx_dir_empty, .target_type = ctx_target_type, .readlink = ctx_readlink, .remove = ctx_remove,
 			       .out = l->out, .user = l},
 			.c = c, .l = l};
 	if (fx_eval(x, &k.fx))

@@ -32,7 +32,7 @@
 
 enum fx_kind {
 	K_AND, K_OR, K_NOT, K_COMMA, K_TRUE, K_FALSE,
-	K_NAME, K_INAME, K_PATH, K_IPATH, K_REGEX, K_IREGEX, K_TYPE, K_SIZE, K_EMPTY,
+	K_NAME, K_INAME, K_PATH, K_IPATH, K_REGEX, K_IREGEX, K_TYPE, K_XTYPE, K_SIZE, K_EMPTY,
 	K_NEWER, K_TIME, K_USER, K_UID, K_GROUP, K_GID, K_NOUSER, K_NOGROUP, K_PERM, K_LINKS, K_INUM,
 	K_SAMEFILE,
 	K_PRINT, K_PRINTF, K_QUIT, K_PRUNE, K_DELETE,
@@ -66,6 +66,7 @@ static const struct pred preds[] = {
     {"-regex", K_REGEX, A_STR, C_PATH, 0, 0},
     {"-iregex", K_IREGEX, A_STR, C_PATH, 0, 0},
     {"-type", K_TYPE, A_STR, C_NAME, 0, 0},
+    {"-xtype", K_XTYPE, A_STR, C_STAT, 0, 0},
     {"-size", K_SIZE, A_STR, C_STAT, STATX_SIZE, 0},
     {"-empty", K_EMPTY, A_NONE, C_SLOW, STATX_SIZE, 0},
     {"-newer", K_NEWER, A_STR, C_STAT, STATX_MTIME, 'm'},
@@ -182,6 +183,33 @@ static bool parse_u64(const char *s, uint64_t *out)
 		v = v * 10 + (*s - '0');
 	}
 	*out = v;
+	return true;
+}
+
+/* The age of -mtime and friends: [+-]N with an optional fraction (1.5, .5, 2.), in units of unit
+ * seconds, kept exactly to the nanosecond (truncated, as GNU find's). */
+static bool parse_age(const char *s, struct fx_node *n)
+{
+	n->num.cmp = *s == '+' ? '>' : *s == '-' ? '<' : '=';
+	s += n->num.cmp != '=';
+	uint64_t whole = 0, frac = 0, scale = 1;
+	const char *dot = strchr(s, '.');
+	char buf[32];
+	size_t wl = dot ? (size_t)(dot - s) : strlen(s);
+	if (wl >= sizeof(buf) || (wl == 0 && (!dot || !dot[1])))
+		return false;
+	memcpy(buf, s, wl);
+	buf[wl] = 0;
+	if (wl && !parse_u64(buf, &whole))
+		return false;
+	for (const char *f = dot ? dot + 1 : ""; *f; f++) {
+		if (!isdigit((unsigned char)*f))
+			return false;
+		if (scale < 1000000000000000000ULL) /* digits past 10^-18 of a unit change nothing */
+			frac = frac * 10 + (uint64_t)(*f - '0'), scale *= 10;
+	}
+	__int128 ns = (__int128)whole * n->unit * 1000000000 + (__int128)frac * n->unit * 1000000000 / scale;
+	n->age_ns = ns > ((__int128)1 << 100) ? ((__int128)1 << 100) : ns;
 	return true;
 }
 
@@ -683,6 +711,7 @@ static struct fx_node *parse_primary(struct parser *p)
 			return NULL;
 		break;
 	case K_TYPE:
+	case K_XTYPE:
 		if (!parse_type(n->arg, &n->val))
 			perr(p, "%s: '%s' is not a type (f d l p s b c, or a comma list of them)", t, n->arg);
 		break;
@@ -693,7 +722,9 @@ static struct fx_node *parse_primary(struct parser *p)
 	case K_TIME:
 		n->val = pd->which;
 		n->unit = strstr(t, "min") ? 60 : 86400;
-		/* fall through */
+		if (!parse_age(n->arg, n))
+			perr(p, "%s: '%s' is not a number ([+-]N, maybe with a fraction: 1.5)", t, n->arg);
+		break;
 	case K_UID:
 	case K_GID:
 	case K_LINKS:
@@ -1074,35 +1105,20 @@ static struct statx_timestamp stx_time(const struct statx *st, int which)
 	return which == 'a' ? st->stx_atime : which == 'c' ? st->stx_ctime : st->stx_mtime;
 }
 
-/* Compare the age (dsec seconds and dns nanoseconds, 0 <= dns < 10^9) with k seconds. */
-static int age_cmp(int64_t dsec, long dns, __int128 k)
-{
-	if (dsec != k)
-		return dsec < k ? -1 : 1;
-	return dns > 0;
-}
-
 /* find's time tests, as GNU find's: -mtime N (days) means an age in [N, N+1) days, +N at least
  * N+1 days, -N less than N days; -mmin N (minutes) means an age in (N-1, N] minutes, +N more
- * than N minutes, -N less than N minutes. A time in the future has a negative age. */
+ * than N minutes, -N less than N minutes; N may have a fraction. A time in the future has a
+ * negative age. */
 static bool time_test(const struct fx_expr *x, const struct fx_node *n, const struct statx *st)
 {
 	struct statx_timestamp t = stx_time(st, (int)n->val);
-	int64_t dsec = (int64_t)x->now.tv_sec - t.tv_sec;
-	long dns = x->now.tv_nsec - (long)t.tv_nsec;
-	if (dns < 0)
-		dsec--, dns += 1000000000;
-	__int128 u = n->unit, k = (__int128)n->num.n * u;
+	__int128 age = ((__int128)x->now.tv_sec - t.tv_sec) * 1000000000 + (x->now.tv_nsec - (long)t.tv_nsec);
+	__int128 k = n->age_ns, u = (__int128)n->unit * 1000000000;
 	if (n->num.cmp == '<')
-		return age_cmp(dsec, dns, k) < 0;
-	if (n->unit == 86400) {
-		if (n->num.cmp == '>')
-			return age_cmp(dsec, dns, k + u) >= 0;
-		return age_cmp(dsec, dns, k) >= 0 && age_cmp(dsec, dns, k + u) < 0;
-	}
-	if (n->num.cmp == '>')
-		return age_cmp(dsec, dns, k) > 0;
-	return age_cmp(dsec, dns, k - u) > 0 && age_cmp(dsec, dns, k) <= 0;
+		return age < k;
+	if (n->unit == 86400)
+		return n->num.cmp == '>' ? age >= k + u : age >= k && age < k + u;
+	return n->num.cmp == '>' ? age > k : age > k - u && age <= k;
 }
 
 static bool ts_after(struct statx_timestamp t, struct timespec ref)
@@ -1383,6 +1399,10 @@ static bool eval(const struct fx_expr *x, const struct fx_node *n, struct fx_ctx
 		return regexec(&n->re, path, 1, &m, 0) == 0 && m.rm_so == 0 && (size_t)m.rm_eo == len;
 	}
 	case K_TYPE: return c->type < 64 && (n->val >> c->type & 1);
+	case K_XTYPE: {
+		unsigned char t = c->type == DT_LNK && c->target_type ? c->target_type(c) : c->type;
+		return !c->failed && t < 64 && (n->val >> t & 1);
+	}
 	case K_INUM: return cmp_num(&n->num, c->ino);
 	case K_PRUNE:
 		if (!x->depth_first)
