@@ -262,15 +262,14 @@ static bool guard_allows(struct find_cmd *c, struct local *l, const struct fs_id
 	return false;
 }
 
-/* -delete on an operand its guard verdict keeps: '.' quietly, and true (as find's -delete on '.');
- * anything else reported, and false. */
+/* -delete on an operand its guard verdict keeps: "." quietly, and true (as GNU find's -delete on
+ * "."); anything else reported, and false ("d/." and "./" too, which GNU find cannot rmdir). */
 static bool keep_operand(struct find_cmd *c, struct local *l, unsigned root, struct fx_ctx *fx)
 {
 	enum guard_verdict v = c->op_verdict[root];
 	size_t len, rel;
 	const char *p = fx->path(fx, &len, &rel);
-	size_t end = guard_name_len(p);
-	if (v == GUARD_DOT && end >= 1 && p[end - 1] == '.' && (end == 1 || p[end - 2] == '/'))
+	if (v == GUARD_DOT && len == 1 && p[0] == '.')
 		return true;
 	errlog_problem(l->errs, p, len, "not deleted", guard_rule(v));
 	return false;
@@ -778,6 +777,8 @@ static int find_run(void *opts)
 	    .threads = threads,
 	    .min_threads = o->jo.threads ? 0 : cpu_count(),
 	    .xdev = o->x.xdev || c.del,
+	    /* -xdev as GNU find's (st_dev); -delete never crosses a bind mount either */
+	    .xdev_by_dev = !c.del,
 	    .excludes = o->jo.excludes,
 	    .nexcludes = o->jo.nexcludes,
 	    .stat_mask = 0, /* statted by the expression, when it needs to */

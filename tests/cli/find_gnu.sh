@@ -110,18 +110,72 @@ grep -q "$T/x/loop.*symbolic links" "$S/err" && expect_eq "-xtype on a symlink l
 	fail "-xtype on a symlink loop: no error naming it: $(head -c 200 "$S/err")"
 rm "$T/x/loop"
 
-# Fractional ages, 2 s from every edge the tests compare with (the runs take well under a second).
+# Fractional ages, 2 s from every edge the tests compare with, set again before each case (one
+# takes well under a second).
 mkdir -p "$T/tm"
-now=$(date +%s)
-for a in 43198 43202 86398 86402 129598 129602 172798 172802 215998 216002 259198 259202 -100; do
-	touch -d "@$((now - a))" "$T/tm/a$a"
+tcmp() {
+	local now a
+	now=$(date +%s)
+	for a in 43198 43202 86398 86402 129598 129602 172798 172802 215998 216002 259198 259202 -100; do
+		touch -d "@$((now - a))" "$T/tm/a$a"
+	done
+	gcmp "$@"
+}
+for m in 1 -1 +1 1.5 -1.5 +1.5 2.5 0.5 -0.5 +0.5 .5 1. +.25; do
+	tcmp "-mtime $m" -path "$T/tm/*" -mtime $m
 done
-for m in 1 -1 +1 1.5 -1.5 +1.5 2.5 0.5 +0.5 .5 1. +.25; do
-	gcmp "-mtime $m" -path "$T/tm/*" -mtime $m
-done
-ALLOW_EMPTY=1 gcmp "-mtime -0.5" -path "$T/tm/*" -mtime -0.5
 for m in 2160.5 -2160.5 +2160.5 720.1 +0.5 -1440.25; do
-	gcmp "-mmin $m" -path "$T/tm/*" -mmin $m
+	tcmp "-mmin $m" -path "$T/tm/*" -mmin $m
 done
-gcmp "-amin -2160.5" -path "$T/tm/*" -amin -2160.5
-gcmp "-ctime -0.5" -path "$T/tm/*" -ctime -0.5
+tcmp "-amin -2160.5" -path "$T/tm/*" -amin -2160.5
+tcmp "-ctime -0.5" -path "$T/tm/*" -ctime -0.5
+
+# In a sandbox: -delete on 'd/.', and -xdev across a bind mount and a tmpfs.
+if ! sandbox 64m 2>"$S/sberr"; then
+	skip "-delete on d/., -xdev on mounts: $(cat "$S/sberr")"
+	exit 0
+fi
+# dcmp NAME OPERAND: GNU find and myriad, each -delete on OPERAND (in a copy of the same tree, run
+# from inside w/), leave the same entries with the same exit status; myriad names the operand.
+dcmp() {
+	local name=$1 op=$2 wrc grc
+	for who in gnu myriad; do
+		rm -rf "$who" && mkdir -p "$who/w/d/sub" && touch "$who/w/d/f" "$who/w/d/sub/g"
+	done
+	(cd gnu/w && find "$op" -delete 2>/dev/null)
+	wrc=$?
+	(cd myriad/w && "$MYRIAD" find --no-state "$op" -delete >/dev/null 2>"$S/err")
+	grc=$?
+	local want got
+	want="$wrc $(cd gnu && find . | LC_ALL=C sort | tr '\n' ' ')"
+	got="$grc $(cd myriad && find . | LC_ALL=C sort | tr '\n' ' ')"
+	if [ "$want" != "$got" ]; then
+		fail "$name: GNU find [$want], myriad [$got]"
+	elif [ "$grc" -ne 0 ] && ! grep -qF "$op" "$S/err"; then
+		fail "$name: exit $grc without naming '$op': $(head -c 200 "$S/err")"
+	else
+		ok "$name (exit $grc)"
+	fi
+}
+dcmp "-delete on d/.: its contents go, d stays, an error naming it" d/.
+dcmp "-delete on d/./" d/./
+(cd "$SANDBOX/a/b/c" && mkdir -p gnu/w/d myriad/w/d)
+dcmp "-delete on ./ from inside d" ./
+dcmp "-delete on . : quiet, exit 0" .
+
+# -xdev: GNU find compares st_dev, so it walks into a bind mount of the same filesystem and not into
+# another filesystem; -delete crosses neither (a safety guard of its own).
+mkdir -p x/src/in x/bind x/tmp
+touch x/src/in/file x/top
+mount --bind x/src x/bind && on_exit "umount '$SANDBOX/a/b/c/x/bind'"
+mount -t tmpfs none x/tmp && on_exit "umount '$SANDBOX/a/b/c/x/tmp'"
+touch x/tmp/other
+find x -xdev -print0 | LC_ALL=C sort -z | tr '\0' ' ' >"$S/want"
+"$MYRIAD" find --no-state x -xdev -print0 | LC_ALL=C sort -z | tr '\0' ' ' >"$S/got"
+expect_eq "-xdev: into the bind mount of the same filesystem, not into the tmpfs (as GNU find)" \
+	"$(cat "$S/want")" "$(cat "$S/got")"
+"$MYRIAD" find --no-state x -path '*/bind/*' -delete >/dev/null 2>"$S/err"
+rc=$?
+[ -e x/src/in/file ] && [ -e x/tmp/other ] && grep -q 'mount point: x/bind' "$S/err" &&
+	expect_eq "-delete: never into a bind mount nor a tmpfs (reported, exit 1)" 1 $rc ||
+	fail "-delete crossed a mount or said nothing: $(ls -R x | tr '\n' ' ') $(head -c 200 "$S/err")"
