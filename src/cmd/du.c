@@ -65,7 +65,8 @@ static const char du_help[] =
     "Lines come as directories finish: each after everything under it, siblings in no set order\n"
     "(GNU du's readdir order differs too). A hard-linked file counts in the directory where it is\n"
     "met first, as in GNU du. Operands that are symlinks to directories are followed; nothing under\n"
-    "them is. An operand inside another is counted in both.\n"
+    "them is. As in GNU du, a directory is counted once: an operand repeating an earlier one, or\n"
+    "inside one, is skipped, and an earlier operand met under a later one is not counted again.\n"
     "Exit status: 0 all read; 1 some entries failed (reported; what was read is counted); 2 usage\n"
     "error; 3 stopped by a signal or a failed output with state saved: run the same command to\n"
     "resume.\n";
