@@ -2,9 +2,10 @@
  * glob: shell patterns as fnmatch(3) matches them with no flags (or FNM_CASEFOLD) in the locale
  * (LC_CTYPE) of glob_init, compiled once for the patterns people write most: literal bytes and '*'
  * ("*.tmp", "core.*", "*01*", "a*b*c"), matched with memcmp and memmem, several times faster than
- * fnmatch on short names. Any other pattern ('?', '[', '\\', or with FNM_CASEFOLD a byte past ASCII) is left to
- * fnmatch, and so is a name with such bytes that an ASCII-only folding did not match in a multibyte
- * locale: the answer is always fnmatch's.
+ * fnmatch on short names. Any other pattern ('?', '[', '\\', or with FNM_CASEFOLD a byte past
+ * ASCII), any pattern in a locale whose ASCII letters fold otherwise (tr_TR) or whose multibyte
+ * characters are not UTF-8, is left to fnmatch, and so is a name with bytes past ASCII that an
+ * ASCII-only folding did not match in a multibyte locale: the answer is always fnmatch's.
  * '*' matches '/' too, as fnmatch without FNM_PATHNAME does (find's -path).
  */
 #ifndef MYRIAD_GLOB_H
@@ -21,7 +22,8 @@ struct glob_seg {
 struct glob {
 	const char *pat;       /* as given (not copied: must outlive the glob) */
 	bool casefold;         /* FNM_CASEFOLD: letters match either case */
-	bool multibyte;        /* the locale's characters may be longer than a byte (MB_CUR_MAX > 1) */
+	bool fold_more;        /* casefold in a multibyte locale: a character past ASCII may fold to
+				* an ASCII letter (the Kelvin sign to k) */
 	bool simple;           /* only literal bytes and '*': matched here */
 	bool star;             /* simple and has a '*' (else the pattern is one literal) */
 	bool lead, trail;      /* simple: begins with '*', ends with '*' */
