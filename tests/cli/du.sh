@@ -90,16 +90,21 @@ expect_eq "--summarize: one line per operand, in operand order" "$T/links $T/m "
 
 # Repeated and nested operands, as GNU du: a directory is counted (and printed) once, under the
 # first operand that reaches it; the total counts everything once.
-mkdir -p "$T/nest/sub/deep"
+# Names past ASCII and not UTF-8, compared in both locales.
+mkdir -p "$T/nest/süb/déep" "$T/nest/süb/"$'\xe9x'
 head -c 10000 /dev/zero >"$T/nest/f"
-head -c 5000 /dev/zero >"$T/nest/sub/g"
-head -c 3000 /dev/zero >"$T/nest/sub/deep/h"
+head -c 5000 /dev/zero >"$T/nest/süb/g"
+head -c 3000 /dev/zero >"$T/nest/süb/déep/h"
+head -c 700 /dev/zero >"$T/nest/süb/"$'\xe9x/\xe9'
 N=$T/nest
-for ops in "$N $N" "$N $N/sub" "$N/sub $N" "$N/sub/deep $N/sub $N" "$N $N/./sub/.." "$N/sub/deep $N/sub/deep/.. $N"; do
+B=$N/süb
+for ops in "$N $N" "$N $B" "$B $N" "$B/déep $B $N" "$N $N/./süb/.." "$B/déep $B/déep/.. $N"; do
 	for o in "" -s --inodes; do
-		du -c -B1 $o $ops 2>/dev/null | sort >"$S/theirs"
-		"$MYRIAD" du --no-state -c $o $ops 2>"$S/err" | sort >"$S/mine"
-		name="-c $o on ${ops//$N/N}: du -c's lines and total"
+		l=C.UTF-8
+		[ "$o" = -s ] && l=C
+		LC_ALL=$l du -c -B1 $o $ops 2>/dev/null | LC_ALL=C sort >"$S/theirs"
+		LC_ALL=$l "$MYRIAD" du --no-state -c $o $ops 2>"$S/err" | LC_ALL=C sort >"$S/mine"
+		name="-c $o on ${ops//$N/N} ($l): du -c's lines and total"
 		cmp -s "$S/mine" "$S/theirs" && ok "$name" ||
 			fail "$name: $(diff "$S/mine" "$S/theirs" | head -6 | tr '\n' ' ') $(head -c 200 "$S/err")"
 	done
