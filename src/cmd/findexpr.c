@@ -930,7 +930,7 @@ enum { PD_OK, PD_UNSUPPORTED, PD_RESERVED, PD_UNKNOWN };
 
 static int printf_directive(const char *s)
 {
-	if (strchr("TAC", *s) && *s)
+	if (*s && strchr("TAC", *s))
 		return s[1] == '@' ? PD_OK : PD_UNSUPPORTED;
 	if (*s && strchr("%pPfhdsmMuUgGinylkb", *s))
 		return PD_OK;
