@@ -13,6 +13,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +65,8 @@ static const char du_help[] =
     "Lines come as directories finish: each after everything under it, siblings in no set order\n"
     "(GNU du's readdir order differs too). A hard-linked file counts in the directory where it is\n"
     "met first, as in GNU du. Operands that are symlinks to directories are followed; nothing under\n"
-    "them is. An operand inside another is counted in both.\n"
+    "them is. As in GNU du, a directory is counted once: an operand repeating an earlier one, or\n"
+    "inside one, is skipped, and an earlier operand met under a later one is not counted again.\n"
     "Exit status: 0 all read; 1 some entries failed (reported; what was read is counted); 2 usage\n"
     "error; 3 stopped by a signal or a failed output with state saved: run the same command to\n"
     "resume.\n";
@@ -83,6 +85,12 @@ static void tot_add(struct tot *a, const struct tot *b)
 	a->apparent += b->apparent;
 	a->allocated += b->allocated;
 }
+
+/* A directory's identity, and the operand (walk root) it is. */
+struct du_id {
+	uint64_t ino, dev;
+	size_t root;
+};
 
 /* An entry with more links, decided at commit. */
 struct plink {
@@ -124,6 +132,8 @@ struct du_cmd {
 	bool link_failed;
 	uint64_t seen, dirs;
 	size_t nroots;
+	char **roots;       /* the operands counted: each once, none inside an earlier one */
+	struct du_id *fence; /* their directories, by inode: not counted again under a later operand */
 	struct tot *root_t;
 	bool *root_done;
 	struct top_item *heap; /* a min-heap of the top candidates */
@@ -259,6 +269,89 @@ static bool on_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool keep
 		sbuf_add(&l->top_path, d->path, d->pathlen);
 	}
 	return false;
+}
+
+/* A directory that is an earlier operand, met under a later one, was counted there: not again
+ * (GNU du's one count per directory). */
+static bool on_enter(void *ctx, void *lp, const struct walk_dir *d, const struct walk_entry *e)
+{
+	struct du_cmd *c = ctx;
+	if (!d || !e->stx || c->nroots < 2)
+		return true;
+	size_t lo = 0, hi = c->nroots;
+	while (lo < hi) { /* the first with this inode */
+		size_t mid = (lo + hi) / 2;
+		if (c->fence[mid].ino < e->ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	uint64_t dev = makedev(e->stx->stx_dev_major, e->stx->stx_dev_minor);
+	for (; lo < c->nroots && c->fence[lo].ino == e->ino; lo++)
+		if (c->fence[lo].dev == dev && c->fence[lo].root < d->root)
+			return false;
+	return true;
+}
+
+/* ---- operands ---- */
+
+static int du_id_of(int fd, struct du_id *id)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return -1;
+	id->ino = st.st_ino;
+	id->dev = st.st_dev;
+	return 0;
+}
+
+static int du_id_cmp(const void *a, const void *b)
+{
+	const struct du_id *x = a, *y = b;
+	return x->ino != y->ino ? (x->ino < y->ino ? -1 : 1) : (x->root > y->root) - (x->root < y->root);
+}
+
+/* Is the directory path, or one above it (by ".."), one of ids[0..n)? */
+static bool du_counted(const char *path, const struct du_id *ids, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct du_id id, up;
+	bool found = false;
+	while (fd >= 0 && !found && du_id_of(fd, &id) == 0) {
+		for (size_t i = 0; i < n && !found; i++)
+			found = ids[i].ino == id.ino && ids[i].dev == id.dev;
+		int parent = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		fd = parent;
+		if (fd >= 0 && (du_id_of(fd, &up) != 0 || (up.ino == id.ino && up.dev == id.dev)))
+			break; /* the top */
+	}
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+/* The operands to count, as GNU du: one that is an operand before it, or inside one, is skipped
+ * (counted there already). c->fence gets their identities, sorted by inode. */
+static void du_pick_roots(struct du_cmd *c, char **roots, size_t n)
+{
+	c->roots = xcalloc(n, sizeof(*c->roots));
+	c->fence = xcalloc(n, sizeof(*c->fence));
+	c->nroots = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (du_counted(roots[i], c->fence, c->nroots))
+			continue;
+		int fd = open(roots[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		struct du_id id = {0};
+		if (fd >= 0) {
+			du_id_of(fd, &id);
+			close(fd);
+		}
+		id.root = c->nroots;
+		c->fence[c->nroots] = id;
+		c->roots[c->nroots++] = roots[i];
+	}
+	qsort(c->fence, c->nroots, sizeof(*c->fence), du_id_cmp);
 }
 
 /* ---- hard links ---- */
@@ -658,7 +751,7 @@ static void final_lines(struct du_cmd *c, const struct du_opts *o)
 			add_line(c, &b, c->heap[i].v, c->heap[i].path, strlen(c->heap[i].path));
 	} else if (o->max_depth == 0) {
 		for (size_t i = 0; i < c->nroots; i++)
-			add_line(c, &b, value_of(c, &c->root_t[i]), o->roots[i], strlen(o->roots[i]));
+			add_line(c, &b, value_of(c, &c->root_t[i]), c->roots[i], strlen(c->roots[i]));
 	}
 	if (o->total) {
 		struct tot all = {0};
@@ -685,7 +778,7 @@ static void summary_json(struct du_cmd *c, const struct du_opts *o, bool complet
 	struct tot all = {0};
 	for (size_t i = 0; i < c->nroots; i++) {
 		json_open(&j, NULL, '{');
-		json_bytes(&j, "path", o->roots[i], strlen(o->roots[i]));
+		json_bytes(&j, "path", c->roots[i], strlen(c->roots[i]));
 		json_u64(&j, "entries", c->root_t[i].entries);
 		json_u64(&j, "apparent_bytes", c->root_t[i].apparent);
 		json_u64(&j, "allocated_bytes", c->root_t[i].allocated);
@@ -730,11 +823,11 @@ static int du_run(void *opts)
 			   .count_links = o->count_links,
 			   .stream = !o->top && o->max_depth != 0,
 			   .max_depth = o->max_depth,
-			   .top = o->top,
-			   .nroots = o->nroots};
+			   .top = o->top};
 	c.out.fd = c.log.fd = -1;
 	if (job_check_dirs(o->roots, o->nroots) != 0)
 		return EXIT_USAGE;
+	du_pick_roots(&c, o->roots, o->nroots);
 	int threads = job_threads(&o->jo, 8, 16, 128);
 	struct sbuf id = {0};
 	du_identity(&id, o);
@@ -743,8 +836,8 @@ static int du_run(void *opts)
 	if (rc)
 		return rc;
 	const struct sbuf *snap = job_snapshot(&c.job);
-	c.root_t = xcalloc(o->nroots, sizeof(*c.root_t));
-	c.root_done = xcalloc(o->nroots, sizeof(*c.root_done));
+	c.root_t = xcalloc(c.nroots, sizeof(*c.root_t));
+	c.root_done = xcalloc(c.nroots, sizeof(*c.root_done));
 	c.heap = xcalloc(o->top ? o->top : 1, sizeof(*c.heap));
 	if (!c.count_links)
 		c.links = linkmap_new(o->link_memory, c.job.ckpt ? ckpt_dir(c.job.ckpt) : NULL);
@@ -754,8 +847,8 @@ static int du_run(void *opts)
 	struct throttle throttle;
 	throttle_init(&throttle, o->jo.rate);
 	struct walk_config cfg = {
-	    .roots = o->roots,
-	    .nroots = o->nroots,
+	    .roots = c.roots,
+	    .nroots = c.nroots,
 	    .threads = threads,
 	    .min_threads = o->jo.threads ? 0 : cpu_count(),
 	    .xdev = o->xdev,
@@ -765,6 +858,7 @@ static int du_run(void *opts)
 	    .visitor = {.ctx = &c,
 			.local_size = sizeof(struct local),
 			.entry = on_entry,
+			.enter = on_enter,
 			.dir_done = on_dir_done,
 			.commit = on_commit,
 			.local_free = on_local_free,
@@ -799,6 +893,8 @@ static int du_run(void *opts)
 		free(c.heap);
 		free(c.root_t);
 		free(c.root_done);
+		free(c.roots);
+		free(c.fence);
 		linkmap_free(c.links);
 		sbuf_free(&c.scratch);
 	}

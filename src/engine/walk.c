@@ -143,7 +143,8 @@ struct walk {
 	bool ended;            /* shared walks: walk_end was called */
 	atomic_bool finished;
 	int *rootfd;
-	uint64_t *rootmnt; /* the mount each operand is on (its own, when it is a mount point) */
+	uint64_t *rootmnt; /* the mount each operand is on (its own, when it is a mount point); with
+			    * xdev_by_dev, its device */
 	struct worker *workers;
 	int nstarted;          /* workers started (grows from min_threads to threads) */
 	bool grow_refused;     /* the system refused a thread: go on with nstarted */
@@ -694,6 +695,12 @@ static int split_off(struct worker *wk, struct rec *r, int fd, unsigned k)
 	return commit(wk, r, false) ? -1 : 1;
 }
 
+/* What xdev compares with the operand's: the mount, or the device (xdev_by_dev). */
+static uint64_t mount_key(const struct walk *w, const struct fs_id *id)
+{
+	return w->cfg.xdev_by_dev ? id->dev : id->mnt;
+}
+
 static void visit_dir(struct worker *wk, struct rec *r)
 {
 	struct walk *w = wk->w;
@@ -701,15 +708,16 @@ static void visit_dir(struct worker *wk, struct rec *r)
 	const char *op = "open";
 	if (fd < 0)
 		goto fail;
-	/* The mount, not st_dev: a bind mount of a directory of the same filesystem is a mount point
-	 * too, and what is under it is not the operand's to walk into (nor to remove). The one statx
+	/* The mount, not st_dev (unless xdev_by_dev): a bind mount of a directory of the same
+	 * filesystem is a mount point too, and what is under it is not the operand's to walk into (nor
+	 * to remove). The one statx
 	 * on the open directory (fdinfo before Linux 5.8). Not known: not walked into, reported. */
 	struct fs_id id;
 	if (w->cfg.xdev && r->relstart != r->pathlen) {
 		op = "stat";
 		if (fs_identity(fd, "", &id) != 0)
 			goto fail;
-		if (id.mnt != w->rootmnt[r->root]) {
+		if (mount_key(w, &id) != w->rootmnt[r->root]) {
 			r->mount = true;
 			if (w->cfg.report_mounts) {
 				errlog_problem(&wk->errs, r->path, r->pathlen, "mount point",
@@ -1154,7 +1162,7 @@ struct walk *walk_new(const struct walk_config *cfg, const struct sbuf *snapshot
 			walk_free(w);
 			return NULL;
 		}
-		w->rootmnt[i] = cfg->xdev ? id.mnt : 0;
+		w->rootmnt[i] = cfg->xdev ? mount_key(w, &id) : 0;
 	}
 	for (int i = 0; i < w->cfg.threads; i++) {
 		struct worker *wk = &w->workers[i];

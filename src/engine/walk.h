@@ -104,6 +104,8 @@ struct walk_config {
 	int min_threads;       /* start with this many (0: threads); more join while they wait on I/O */
 	bool xdev;             /* do not walk into a mount point under an operand: another filesystem,
 				* or a bind mount (another mount of the same one) */
+	bool xdev_by_dev;      /* with xdev: only into another filesystem (st_dev, as GNU find -xdev);
+				* a bind mount of the operand's own is walked into */
 	char *const *excludes; /* fnmatch patterns on names */
 	size_t nexcludes;
 	unsigned stat_mask;    /* statx every entry for these fields (0: only where d_type is unknown) */

@@ -4,20 +4,57 @@
 #include "util/glob.h"
 
 #include <fnmatch.h>
+#include <langinfo.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wctype.h>
 
 #include "util/util.h"
 
 static inline unsigned char lower(unsigned char c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
+
+/* Has s[0..n) a byte past ASCII? Eight at a time: it runs on every name a casefold match missed. */
+static bool glob_has_high(const char *s, size_t n)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		if (w & 0x8080808080808080ULL)
+			return true;
+	}
+	for (; i < n; i++)
+		if ((unsigned char)s[i] >= 0x80)
+			return true;
+	return false;
+}
+
+/* Are a pattern's bytes its characters as far as '*' and the literals go: a single-byte locale,
+ * or UTF-8 (where no byte of a multibyte character is ASCII; in Shift JIS one can be '\\')? */
+static bool glob_bytes_ok(void)
+{
+	return MB_CUR_MAX == 1 || !strcmp(nl_langinfo(CODESET), "UTF-8");
+}
+
+/* Does the locale fold the ASCII letters as ASCII (not tr_TR's I to dotless i)? */
+static bool glob_ascii_folds(void)
+{
+	for (wint_t c = 'A'; c <= 'Z'; c++)
+		if (towlower(c) != c + ('a' - 'A') || towlower(c + ('a' - 'A')) != c + ('a' - 'A'))
+			return false;
+	return true;
+}
 
 void glob_init(struct glob *g, const char *pat, bool casefold)
 {
 	memset(g, 0, sizeof(*g));
 	g->pat = pat;
 	g->casefold = casefold;
-	if (strpbrk(pat, "?[\\"))
-		return; /* fnmatch's */
+	g->fold_more = casefold && MB_CUR_MAX > 1;
+	if (strpbrk(pat, "?[\\") || !glob_bytes_ok() ||
+	    (casefold && (glob_has_high(pat, strlen(pat)) || !glob_ascii_folds())))
+		return; /* fnmatch's: letters fold as the locale says */
 	g->simple = true;
 	size_t len = strlen(pat);
 	const char *base = pat;
@@ -66,10 +103,14 @@ static const char *run_find(const struct glob *g, const char *h, size_t hn, cons
 	return NULL;
 }
 
-bool glob_match(const struct glob *g, const char *name, size_t len)
+static bool glob_fnmatch(const struct glob *g, const char *name)
 {
-	if (!g->simple)
-		return fnmatch(g->pat, name, g->casefold ? FNM_CASEFOLD : 0) == 0;
+	return fnmatch(g->pat, name, g->casefold ? FNM_CASEFOLD : 0) == 0;
+}
+
+/* The literal and star patterns, bytewise (ASCII letters folded with casefold). */
+static bool glob_simple(const struct glob *g, const char *name, size_t len)
+{
 	if (!g->star) { /* one literal, or the empty pattern */
 		size_t n = g->nseg ? g->seg[0].n : 0;
 		if (len != n)
@@ -101,6 +142,24 @@ bool glob_match(const struct glob *g, const char *name, size_t len)
 		pos = (size_t)(p - name) + s->n;
 	}
 	return true;
+}
+
+/* casefold in a multibyte locale: fnmatch matches by characters and, where that fails, by bytes
+ * (glibc), so for literals and stars its answer is the bytewise one, or else a character past ASCII
+ * folded to an ASCII letter (the Kelvin sign to k): a name with such bytes that the bytes do not
+ * match goes to fnmatch. Out of line, so that the plain path keeps its registers. */
+static __attribute__((noinline)) bool glob_match_fold(const struct glob *g, const char *name, size_t len)
+{
+	return glob_simple(g, name, len) || (glob_has_high(name, len) && glob_fnmatch(g, name));
+}
+
+bool glob_match(const struct glob *g, const char *name, size_t len)
+{
+	if (!g->simple)
+		return glob_fnmatch(g, name);
+	if (g->fold_more)
+		return glob_match_fold(g, name, len);
+	return glob_simple(g, name, len);
 }
 
 void glob_free(struct glob *g)

@@ -1,11 +1,11 @@
 # du: the value of every directory equals GNU du's (--inodes, -b, -B1, -h) on a hostile tree, a
 # tree with hard links and /usr; --max-depth, --summarize, --top, --total, --count-links, --xdev
-# equal theirs in du; a hard link spanning directories counts once in every total that holds all
-# its names, also with the map spilled to disk (--link-memory 0); bad operands and depths are usage
-# errors; `.` and `..` print as du prints them; a closed pipe ends it quietly; killed with -9 at
-# random moments or stopped by SIGINT and resumed, its output (-o FILE, --top) is what an
-# uninterrupted run gives; on a failing filesystem (faultfs) failures are reported, exit 1, and
-# the values equal du's on the same mount.
+# equal theirs in du; repeated and nested operands count once (du -c's lines and total); a hard
+# link spanning directories counts once in every total that holds all its names, also with the map
+# spilled to disk (--link-memory 0); bad operands and depths are usage errors; `.` and `..` print
+# as du prints them; a closed pipe ends it quietly; killed with -9 at random moments or stopped by
+# SIGINT and resumed, its output (-o FILE, --top) is what an uninterrupted run gives; on a failing
+# filesystem (faultfs) failures are reported, exit 1, and the values equal du's on the same mount.
 . "$(dirname "$0")/../lib.sh"
 S=$(scratch)
 export XDG_STATE_HOME=$S/state
@@ -87,6 +87,28 @@ got=$("$MYRIAD" du --no-state -s -c -b "$T/m" "$T/links" 2>/dev/null | tail -1)
 expect_eq "--total: du -c's total line" "$(du -s -c -b "$T/m" "$T/links" | tail -1)" "$got"
 got=$("$MYRIAD" du --no-state -s -b "$T/links" "$T/m" 2>/dev/null | cut -f2 | tr '\n' ' ')
 expect_eq "--summarize: one line per operand, in operand order" "$T/links $T/m " "$got"
+
+# Repeated and nested operands, as GNU du: a directory is counted (and printed) once, under the
+# first operand that reaches it; the total counts everything once.
+# Names past ASCII and not UTF-8, compared in both locales.
+mkdir -p "$T/nest/süb/déep" "$T/nest/süb/"$'\xe9x'
+head -c 10000 /dev/zero >"$T/nest/f"
+head -c 5000 /dev/zero >"$T/nest/süb/g"
+head -c 3000 /dev/zero >"$T/nest/süb/déep/h"
+head -c 700 /dev/zero >"$T/nest/süb/"$'\xe9x/\xe9'
+N=$T/nest
+B=$N/süb
+for ops in "$N $N" "$N $B" "$B $N" "$B/déep $B $N" "$N $N/./süb/.." "$B/déep $B/déep/.. $N"; do
+	for o in "" -s --inodes; do
+		l=C.UTF-8
+		[ "$o" = -s ] && l=C
+		LC_ALL=$l du -c -B1 $o $ops 2>/dev/null | LC_ALL=C sort >"$S/theirs"
+		LC_ALL=$l "$MYRIAD" du --no-state -c $o $ops 2>"$S/err" | LC_ALL=C sort >"$S/mine"
+		name="-c $o on ${ops//$N/N} ($l): du -c's lines and total"
+		cmp -s "$S/mine" "$S/theirs" && ok "$name" ||
+			fail "$name: $(diff "$S/mine" "$S/theirs" | head -6 | tr '\n' ' ') $(head -c 200 "$S/err")"
+	done
+done
 
 # Usage errors: exit 2, naming what is wrong.
 for args in "--max-depth -1" "--max-depth x" "--top 0" "--inodes -b" "-B2" "-s --max-depth 2"; do

@@ -1,11 +1,12 @@
-/* Unit tests for glob: the compiled patterns answer as fnmatch(3) does (C locale, no flags or
- * FNM_CASEFOLD), exhaustively over short patterns and names of a small alphabet. */
+/* Unit tests for glob: the compiled patterns answer as fnmatch(3) does (no flags or FNM_CASEFOLD),
+ * in the C locale and in C.UTF-8, exhaustively over short patterns and names of a small alphabet. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 #include <fnmatch.h>
+#include <locale.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -107,6 +108,29 @@ static void common_patterns(void **state)
 	}
 }
 
+/* In C.UTF-8 fnmatch folds letters past ASCII (the Kelvin sign and k, É and é, İ and i) and matches
+ * names that are not UTF-8 bytewise: the bytes of those letters, and a lone \xe9, mixed every way. */
+static void utf8_locale_matches_as_fnmatch(void **state)
+{
+	if (!setlocale(LC_CTYPE, "C.UTF-8"))
+		skip();
+	bool simple = false;
+	const char *kelvin = "k*\xe2\x84\xaa", *e = "\xc3\xa9\x89*";
+	check_all(kelvin, 4, "kK\xe2\x84\xaa", 5, true, &simple);
+	check_all(kelvin, 4, "kK\xe2\x84\xaa", 5, false, &simple);
+	check_all(e, 4, "\xc3\xa9\x89", 5, true, &simple);
+	check_all(e, 4, "\xc3\xa9\x89" "e", 4, false, &simple);
+	check_all("i*\xc4\xb0", 4, "iI\xc4\xb0", 4, true, &simple);
+	check_all("a?*", 4, "a\xc3\xa9", 5, false, &simple);
+	assert_true(simple);
+	struct glob g;
+	glob_init(&g, "k", true);
+	assert_true(g.simple);
+	assert_true(glob_match(&g, "\xe2\x84\xaa", 3));
+	glob_free(&g);
+	setlocale(LC_CTYPE, "C");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -114,6 +138,7 @@ int main(void)
 	    cmocka_unit_test(casefold_matches_as_fnmatch),
 	    cmocka_unit_test(other_patterns_go_to_fnmatch),
 	    cmocka_unit_test(common_patterns),
+	    cmocka_unit_test(utf8_locale_matches_as_fnmatch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <locale.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,22 +47,25 @@ static const char find_help[] =
     "%s"
     "\n"
     "Expression (operators by precedence: ( ), ! -not, -a -and (implied), -o -or, ','):\n"
-    "  tests    -name -iname -path -ipath -wholename -regex -iregex PATTERN; -type [fdlpsbc,]\n"
-    "           -size [+-]N[cwbkMG]; -empty; -newer -anewer -cnewer FILE; -samefile FILE;\n"
-    "           -mtime -atime -ctime [+-]DAYS; -mmin -amin -cmin [+-]MINUTES; -user -group NAME;\n"
+    "  tests    -name -iname -path -ipath -wholename -regex -iregex PATTERN (in the locale's\n"
+    "           characters, as GNU find); -type -xtype [fdlpsbc,]; -size [+-]N[cwbkMG]; -empty;\n"
+    "           -newer -anewer -cnewer FILE; -samefile FILE; -mtime -atime -ctime [+-]DAYS;\n"
+    "           -mmin -amin -cmin [+-]MINUTES (fractions allowed); -user -group NAME;\n"
     "           -uid -gid -links -inum [+-]N; -nouser; -nogroup; -perm [-/]MODE; -true; -false\n"
     "  options  -maxdepth N; -mindepth N; -xdev (-mount); -depth; -regextype TYPE\n"
     "  actions  -print; -print0; -fprint FILE; -fprint0 FILE; -printf FORMAT;\n"
     "           -fprintf FILE FORMAT; -prune; -quit; -delete (-print if the expression has no\n"
     "           action)\n"
     "  -printf directives: %%p %%P %%f %%h %%d %%s %%m %%M %%u %%U %%g %%G %%i %%n %%y %%l %%k %%b %%T@\n"
-    "           %%A@ %%C@ %%%%, escapes \\n \\t \\0 \\\\ \\NNN \\c\n"
+    "           %%A@ %%C@ %%%%, escapes \\n \\t \\0 \\\\ \\NNN \\c (unknown ones printed as written,\n"
+    "           with a warning, as GNU find)\n"
     "\n"
     "DIR must be a directory (a symlink to one is followed); nothing under it is followed.\n"
     "-delete works bottom-up (it implies -depth) with rm's guards: a DIR that is a symlink, a DIR\n"
     "inside another or named twice, and the run's own files under a DIR are refused (exit 2);\n"
     "'.', '..', / and the working directory with those above it are searched but never deleted;\n"
-    "mount points are not entered nor deleted (reported).\n"
+    "mount points are not entered nor deleted (reported), bind mounts included (-xdev alone\n"
+    "compares st_dev, as GNU find).\n"
     "Exit status: 0 all read; 1 some entries failed (reported on stderr and with --errors);\n"
     "2 usage error (an unknown predicate, a missing or bad argument); 3 stopped by a signal or a\n"
     "failed output with state saved: run the same command to resume (results on standard output\n"
@@ -212,6 +216,25 @@ static int ctx_dir_empty(struct fx_ctx *fx)
 	return r;
 }
 
+/* -xtype on a symlink: its target's type, as GNU find's -P: a link that dangles (or whose
+ * target's path goes through a non-directory) is itself; other failures (a loop) are reported. */
+static unsigned char ctx_target_type(struct fx_ctx *fx)
+{
+	struct ctx *k = (struct ctx *)fx;
+	struct local *l = k->l;
+	struct stat st;
+	if (fstatat(l->d ? l->d->fd : AT_FDCWD, l->e->name, &st, 0) == 0)
+		return IFTODT(st.st_mode);
+	int err = errno;
+	if (err == ENOENT || err == ENOTDIR)
+		return DT_LNK;
+	size_t len, rel;
+	const char *p = fx->path(fx, &len, &rel);
+	errlog_report(l->errs, p, len, "stat", err);
+	fx->failed = true;
+	return DT_UNKNOWN;
+}
+
 static int ctx_readlink(struct fx_ctx *fx, struct sbuf *b)
 {
 	struct ctx *k = (struct ctx *)fx;
@@ -244,15 +267,14 @@ static bool guard_allows(struct find_cmd *c, struct local *l, const struct fs_id
 	return false;
 }
 
-/* -delete on an operand its guard verdict keeps: '.' quietly, and true (as find's -delete on '.');
- * anything else reported, and false. */
+/* -delete on an operand its guard verdict keeps: "." quietly, and true (as GNU find's -delete on
+ * "."); anything else reported, and false ("d/." and "./" too, which GNU find cannot rmdir). */
 static bool keep_operand(struct find_cmd *c, struct local *l, unsigned root, struct fx_ctx *fx)
 {
 	enum guard_verdict v = c->op_verdict[root];
 	size_t len, rel;
 	const char *p = fx->path(fx, &len, &rel);
-	size_t end = guard_name_len(p);
-	if (v == GUARD_DOT && end >= 1 && p[end - 1] == '.' && (end == 1 || p[end - 2] == '/'))
+	if (v == GUARD_DOT && len == 1 && p[0] == '.')
 		return true;
 	errlog_problem(l->errs, p, len, "not deleted", guard_rule(v));
 	return false;
@@ -320,7 +342,7 @@ static void evaluate(struct find_cmd *c, struct local *l, const struct walk_entr
 		mark[i] = l->out[i].len;
 	struct ctx k = {.fx = {.name = e->name, .namelen = e->namelen, .operand = operand, .type = e->type,
 			       .ino = e->ino, .depth = depth, .stat = ctx_stat, .path = ctx_path,
-			       .dir_empty = ctx_dir_empty, .readlink = ctx_readlink, .remove = ctx_remove,
+			       .dir_empty = ctx_dir_empty, .target_type = ctx_target_type, .readlink = ctx_readlink, .remove = ctx_remove,
 			       .out = l->out, .user = l},
 			.c = c, .l = l};
 	if (fx_eval(x, &k.fx))
@@ -523,6 +545,10 @@ static int find_parse(int argc, char **argv, void *opts)
 	};
 	struct find_opts *o = opts;
 	job_opts_init(&o->jo);
+	/* Names are matched as GNU find matches them, by the characters of the user's locale and its
+	 * order for ranges; numbers, messages and the JSON summary stay the C locale's. */
+	setlocale(LC_CTYPE, "");
+	setlocale(LC_COLLATE, "");
 	/* The expression starts at its first predicate, '(' or '!'; options and directories precede it. */
 	int start = 1;
 	while (start < argc && !fx_starts_expr(argv[start]))
@@ -773,6 +799,8 @@ static int find_run(void *opts)
 	    .threads = threads,
 	    .min_threads = o->jo.threads ? 0 : cpu_count(),
 	    .xdev = o->x.xdev || c.del,
+	    /* -xdev as GNU find's (st_dev); -delete never crosses a bind mount either */
+	    .xdev_by_dev = !c.del,
 	    .excludes = o->jo.excludes,
 	    .nexcludes = o->jo.nexcludes,
 	    .stat_mask = 0, /* statted by the expression, when it needs to */

@@ -32,7 +32,7 @@
 
 enum fx_kind {
 	K_AND, K_OR, K_NOT, K_COMMA, K_TRUE, K_FALSE,
-	K_NAME, K_INAME, K_PATH, K_IPATH, K_REGEX, K_IREGEX, K_TYPE, K_SIZE, K_EMPTY,
+	K_NAME, K_INAME, K_PATH, K_IPATH, K_REGEX, K_IREGEX, K_TYPE, K_XTYPE, K_SIZE, K_EMPTY,
 	K_NEWER, K_TIME, K_USER, K_UID, K_GROUP, K_GID, K_NOUSER, K_NOGROUP, K_PERM, K_LINKS, K_INUM,
 	K_SAMEFILE,
 	K_PRINT, K_PRINTF, K_QUIT, K_PRUNE, K_DELETE,
@@ -66,6 +66,7 @@ static const struct pred preds[] = {
     {"-regex", K_REGEX, A_STR, C_PATH, 0, 0},
     {"-iregex", K_IREGEX, A_STR, C_PATH, 0, 0},
     {"-type", K_TYPE, A_STR, C_NAME, 0, 0},
+    {"-xtype", K_XTYPE, A_STR, C_STAT, 0, 0},
     {"-size", K_SIZE, A_STR, C_STAT, STATX_SIZE, 0},
     {"-empty", K_EMPTY, A_NONE, C_SLOW, STATX_SIZE, 0},
     {"-newer", K_NEWER, A_STR, C_STAT, STATX_MTIME, 'm'},
@@ -131,6 +132,7 @@ struct parser {
 	int argc, i;
 	int regextype; /* REG_EXTENDED or 0 (emacs and basic are translated) */
 	bool emacs;
+	bool dot_newline; /* emacs: '.' matches a newline (findutils-default) */
 	int64_t re_budget_ms; /* what is left of the time the trial compiles may take together */
 	bool depth_given;     /* -depth was written (not only implied by -delete) */
 };
@@ -181,6 +183,33 @@ static bool parse_u64(const char *s, uint64_t *out)
 		v = v * 10 + (*s - '0');
 	}
 	*out = v;
+	return true;
+}
+
+/* The age of -mtime and friends: [+-]N with an optional fraction (1.5, .5, 2.), in units of unit
+ * seconds, kept exactly to the nanosecond (truncated, as GNU find's). */
+static bool parse_age(const char *s, struct fx_node *n)
+{
+	n->num.cmp = *s == '+' ? '>' : *s == '-' ? '<' : '=';
+	s += n->num.cmp != '=';
+	uint64_t whole = 0, frac = 0, scale = 1;
+	const char *dot = strchr(s, '.');
+	char buf[32];
+	size_t wl = dot ? (size_t)(dot - s) : strlen(s);
+	if (wl >= sizeof(buf) || (wl == 0 && (!dot || !dot[1])))
+		return false;
+	memcpy(buf, s, wl);
+	buf[wl] = 0;
+	if (wl && !parse_u64(buf, &whole))
+		return false;
+	for (const char *f = dot ? dot + 1 : ""; *f; f++) {
+		if (!isdigit((unsigned char)*f))
+			return false;
+		if (scale < 1000000000000000000ULL) /* digits past 10^-18 of a unit change nothing */
+			frac = frac * 10 + (uint64_t)(*f - '0'), scale *= 10;
+	}
+	__int128 ns = (__int128)whole * n->unit * 1000000000 + (__int128)frac * n->unit * 1000000000 / scale;
+	n->age_ns = ns > ((__int128)1 << 100) ? ((__int128)1 << 100) : ns;
 	return true;
 }
 
@@ -292,14 +321,17 @@ static bool parse_type(const char *s, uint64_t *mask)
 	}
 }
 
-/* Translate an emacs regular expression (find's default) into a POSIX extended one: \( \) \| \{
- * group and alternate in emacs, ( ) | { } are literal. */
-static void emacs_to_ere(const char *s, struct sbuf *b)
+/* Translate an emacs regular expression (find's default) into a POSIX extended one: \( \) \|
+ * group and alternate in emacs, ( ) | are literal; so are { } and \{ \} (GNU's emacs syntax has no
+ * intervals) and '[' in a bracket (nor classes: [[:alpha:]] is "[[:alph]" then "]"). With
+ * dot_newline false, '.' matches any character but a newline, as in GNU find's emacs syntax (not
+ * in its findutils-default). */
+static void emacs_to_ere(const char *s, bool dot_newline, struct sbuf *b)
 {
 	bool bracket = false;
 	for (; *s; s++) {
 		if (bracket) {
-			sbuf_addc(b, *s);
+			sbuf_adds(b, *s == '[' ? "[.[.]" : (char[]){*s, 0});
 			if (*s == ']')
 				bracket = false;
 			continue;
@@ -315,12 +347,16 @@ static void emacs_to_ere(const char *s, struct sbuf *b)
 		}
 		if (*s == '\\' && s[1]) {
 			s++;
-			if (strchr("()|{}", *s))
+			if (strchr("()|", *s))
 				sbuf_addc(b, *s);
 			else {
 				sbuf_addc(b, '\\');
 				sbuf_addc(b, *s);
 			}
+			continue;
+		}
+		if (*s == '.' && !dot_newline) {
+			sbuf_adds(b, "[^\n]");
 			continue;
 		}
 		if (strchr("()|{}", *s))
@@ -527,7 +563,7 @@ static int compile_regex(struct parser *p, struct fx_node *n, bool icase)
 	struct sbuf b = {0};
 	int flags = icase ? REG_ICASE : 0;
 	if (p->emacs) {
-		emacs_to_ere(n->arg, &b);
+		emacs_to_ere(n->arg, p->dot_newline, &b);
 		flags |= REG_EXTENDED;
 	} else {
 		sbuf_adds(&b, n->arg);
@@ -675,6 +711,7 @@ static struct fx_node *parse_primary(struct parser *p)
 			return NULL;
 		break;
 	case K_TYPE:
+	case K_XTYPE:
 		if (!parse_type(n->arg, &n->val))
 			perr(p, "%s: '%s' is not a type (f d l p s b c, or a comma list of them)", t, n->arg);
 		break;
@@ -685,7 +722,9 @@ static struct fx_node *parse_primary(struct parser *p)
 	case K_TIME:
 		n->val = pd->which;
 		n->unit = strstr(t, "min") ? 60 : 86400;
-		/* fall through */
+		if (!parse_age(n->arg, n))
+			perr(p, "%s: '%s' is not a number ([+-]N, maybe with a fraction: 1.5)", t, n->arg);
+		break;
 	case K_UID:
 	case K_GID:
 	case K_LINKS:
@@ -740,7 +779,7 @@ static struct fx_node *parse_primary(struct parser *p)
 	case K_NOOP: n->kind = K_TRUE; break;
 	case K_REGEXTYPE:
 		if (!strcmp(n->arg, "emacs") || !strcmp(n->arg, "findutils-default"))
-			p->emacs = true;
+			p->emacs = true, p->dot_newline = n->arg[0] == 'f';
 		else if (!strcmp(n->arg, "posix-extended") || !strcmp(n->arg, "egrep"))
 			p->emacs = false, p->regextype = REG_EXTENDED;
 		else if (!strcmp(n->arg, "posix-basic") || !strcmp(n->arg, "grep") || !strcmp(n->arg, "sed") ||
@@ -886,32 +925,64 @@ int fx_parse(struct fx_expr *x, int argc, char **argv)
 	return 0;
 }
 
-/* Directives -printf knows; anything else is refused when parsing. */
+/* How -printf takes what follows a '%'. */
+enum { PD_OK, PD_UNSUPPORTED, PD_RESERVED, PD_UNKNOWN };
+
+static int printf_directive(const char *s)
+{
+	if (*s && strchr("TAC", *s))
+		return s[1] == '@' ? PD_OK : PD_UNSUPPORTED;
+	if (*s && strchr("%pPfhdsmMuUgGinylkb", *s))
+		return PD_OK;
+	/* GNU find's other directives, and its flags and widths (%-10p) */
+	if (*s && strchr("aBcDFHStYZ-+ #0123456789.", *s))
+		return PD_UNSUPPORTED;
+	return *s && strchr("{[(", *s) ? PD_RESERVED : PD_UNKNOWN;
+}
+
+/* -printf's escapes: \a \b \f \n \r \t \v \\, \c and octal \NNN. */
+static bool printf_escape_known(char c)
+{
+	return c && (strchr("abfnrtv\\c", c) || (c >= '0' && c <= '7'));
+}
+
+/* Check -printf's format: what myriad does not support is refused; an unknown escape or directive
+ * is printed as written, with a warning (as GNU find does). */
 static bool printf_ok(struct parser *p, struct fx_node *n)
 {
 	for (const char *s = n->arg; *s; s++) {
 		if (*s == '\\') {
-			if (!s[1])
-				return perr(p, "%s: '%s' ends with a lone '\\'", n->name, n->arg), false;
+			if (!s[1]) {
+				warnx_("warning: %s: escape '\\' followed by nothing at all", n->name);
+				break;
+			}
 			s++;
-			if (!strchr("abfnrtv\\0123456789c", *s))
-				return perr(p, "%s: unknown escape '\\%c' in '%s'", n->name, *s, n->arg), false;
+			if (!printf_escape_known(*s))
+				warnx_("warning: %s: unrecognized escape '\\%c'", n->name, *s);
 			continue;
 		}
 		if (*s != '%')
 			continue;
 		s++;
-		const char *ok = "%pPfhdsmMuUgGinylkbTAC";
-		if (!*s || !strchr(ok, *s))
-			return perr(p, "%s: unknown or unsupported directive '%%%.1s' in '%s' (supported: %%p %%P %%f %%h %%d "
-				       "%%s %%m %%M %%u %%U %%g %%G %%i %%n %%y %%l %%k %%b %%T@ %%A@ %%C@ %%%%)",
-				    n->name, s, n->arg), false;
-		if (strchr("TAC", *s)) {
-			if (s[1] != '@')
+		if (!*s)
+			return perr(p, "%s: '%s' ends with a lone '%%'", n->name, n->arg), false;
+		switch (printf_directive(s)) {
+		case PD_UNKNOWN:
+			warnx_("warning: %s: unrecognized format directive '%%%c'", n->name, *s);
+			continue;
+		case PD_RESERVED:
+			return perr(p, "%s: the directive '%%%c' in '%s' is reserved for future use (as in GNU find)",
+				    n->name, *s, n->arg), false;
+		case PD_UNSUPPORTED:
+			if (strchr("TAC", *s))
 				return perr(p, "%s: only %%%c@ of the %%%c directives is supported, in '%s'", n->name, *s,
 					    *s, n->arg), false;
-			s++;
+			return perr(p, "%s: unsupported directive '%%%c' in '%s' (supported: %%p %%P %%f %%h %%d "
+				       "%%s %%m %%M %%u %%U %%g %%G %%i %%n %%y %%l %%k %%b %%T@ %%A@ %%C@ %%%%; no "
+				       "field widths or flags)", n->name, *s, n->arg), false;
 		}
+		if (strchr("TAC", *s))
+			s++;
 		unsigned m = 0;
 		switch (*s) {
 		case 'd': p->x->uses_depth = true; break;
@@ -1034,35 +1105,20 @@ static struct statx_timestamp stx_time(const struct statx *st, int which)
 	return which == 'a' ? st->stx_atime : which == 'c' ? st->stx_ctime : st->stx_mtime;
 }
 
-/* Compare the age (dsec seconds and dns nanoseconds, 0 <= dns < 10^9) with k seconds. */
-static int age_cmp(int64_t dsec, long dns, __int128 k)
-{
-	if (dsec != k)
-		return dsec < k ? -1 : 1;
-	return dns > 0;
-}
-
 /* find's time tests, as GNU find's: -mtime N (days) means an age in [N, N+1) days, +N at least
  * N+1 days, -N less than N days; -mmin N (minutes) means an age in (N-1, N] minutes, +N more
- * than N minutes, -N less than N minutes. A time in the future has a negative age. */
+ * than N minutes, -N less than N minutes; N may have a fraction. A time in the future has a
+ * negative age. */
 static bool time_test(const struct fx_expr *x, const struct fx_node *n, const struct statx *st)
 {
 	struct statx_timestamp t = stx_time(st, (int)n->val);
-	int64_t dsec = (int64_t)x->now.tv_sec - t.tv_sec;
-	long dns = x->now.tv_nsec - (long)t.tv_nsec;
-	if (dns < 0)
-		dsec--, dns += 1000000000;
-	__int128 u = n->unit, k = (__int128)n->num.n * u;
+	__int128 age = ((__int128)x->now.tv_sec - t.tv_sec) * 1000000000 + (x->now.tv_nsec - (long)t.tv_nsec);
+	__int128 k = n->age_ns, u = (__int128)n->unit * 1000000000;
 	if (n->num.cmp == '<')
-		return age_cmp(dsec, dns, k) < 0;
-	if (n->unit == 86400) {
-		if (n->num.cmp == '>')
-			return age_cmp(dsec, dns, k + u) >= 0;
-		return age_cmp(dsec, dns, k) >= 0 && age_cmp(dsec, dns, k + u) < 0;
-	}
-	if (n->num.cmp == '>')
-		return age_cmp(dsec, dns, k) > 0;
-	return age_cmp(dsec, dns, k - u) > 0 && age_cmp(dsec, dns, k) <= 0;
+		return age < k;
+	if (n->unit == 86400)
+		return n->num.cmp == '>' ? age >= k + u : age >= k && age < k + u;
+	return n->num.cmp == '>' ? age > k : age > k - u && age <= k;
 }
 
 static bool ts_after(struct statx_timestamp t, struct timespec ref)
@@ -1178,6 +1234,42 @@ static void add_time(struct sbuf *b, struct statx_timestamp t)
 	sbuf_printf(b, "%lld.%09u0", (long long)t.tv_sec, t.tv_nsec);
 }
 
+/* %f, as GNU find's (gnulib's base_name): the last component and one slash if any follow it ("d//":
+ * "d/"); "/" when there are only slashes. */
+static void add_base(struct sbuf *b, const char *p, size_t n)
+{
+	size_t i = 0, base;
+	while (i < n && p[i] == '/')
+		i++;
+	if (i == n) {
+		sbuf_add(b, p, n ? 1 : 0);
+		return;
+	}
+	base = i;
+	for (; i < n; i++)
+		if (p[i] != '/' && p[i - 1] == '/')
+			base = i;
+	const char *slash = memchr(p + base, '/', n - base);
+	size_t end = slash ? (size_t)(slash - p) + 1 : n;
+	sbuf_add(b, p + base, end - base);
+}
+
+/* %h, as GNU find's: what precedes the last slash before the trailing ones ("d/sub/": "d"), or
+ * when there is none, the last slash ("d//": "d/", "/": ""); "." without a slash. */
+static void add_dir(struct sbuf *b, const char *p, size_t n)
+{
+	size_t m = n;
+	while (m > 0 && p[m - 1] == '/')
+		m--;
+	const char *slash = memrchr(p, '/', m);
+	if (!slash)
+		slash = memrchr(p, '/', n);
+	if (slash)
+		sbuf_add(b, p, (size_t)(slash - p));
+	else
+		sbuf_addc(b, '.');
+}
+
 /* -printf: returns false when the entry could not be looked at (the output is then dropped). */
 static bool do_printf(const struct fx_node *n, struct fx_ctx *c)
 {
@@ -1188,8 +1280,13 @@ static bool do_printf(const struct fx_node *n, struct fx_ctx *c)
 		if (*s == '\\') {
 			s++;
 			const char *esc = "abfnrtv\\", *val = "\a\b\f\n\r\t\v\\";
-			const char *e = strchr(esc, *s);
-			if (e) {
+			const char *e = *s ? strchr(esc, *s) : NULL;
+			if (!printf_escape_known(*s)) { /* as written (warned when parsed) */
+				sbuf_addc(b, '\\');
+				if (!*s)
+					break;
+				sbuf_addc(b, *s);
+			} else if (e) {
 				sbuf_addc(b, val[e - esc]);
 			} else if (*s == 'c') {
 				return true; /* \c: stop, and flush */
@@ -1207,6 +1304,11 @@ static bool do_printf(const struct fx_node *n, struct fx_ctx *c)
 			continue;
 		}
 		s++;
+		if (printf_directive(s) != PD_OK) { /* unknown: as written (warned when parsed) */
+			sbuf_addc(b, '%');
+			sbuf_addc(b, *s);
+			continue;
+		}
 		size_t len, rel;
 		const char *path;
 		switch (*s) {
@@ -1219,24 +1321,17 @@ static bool do_printf(const struct fx_node *n, struct fx_ctx *c)
 			path = c->path(c, &len, &rel);
 			sbuf_add(b, path + rel, len - rel);
 			break;
-		case 'f': {
-			char tmp[4096];
-			const char *name = base_name(c, &len, tmp, sizeof(tmp));
-			sbuf_add(b, name, len);
+		case 'f':
+			if (c->operand) {
+				path = c->path(c, &len, &rel);
+				add_base(b, path, len);
+			} else
+				sbuf_add(b, c->name, c->namelen);
 			break;
-		}
-		case 'h': {
+		case 'h':
 			path = c->path(c, &len, &rel);
-			size_t n2 = len;
-			while (n2 > 1 && path[n2 - 1] == '/')
-				n2--;
-			const char *slash = memrchr(path, '/', n2);
-			if (!slash)
-				sbuf_addc(b, '.');
-			else
-				sbuf_add(b, path, slash == path ? 1 : (size_t)(slash - path));
+			add_dir(b, path, len);
 			break;
-		}
 		case 'd': sbuf_printf(b, "%d", c->depth); break;
 		case 'i': sbuf_printf(b, "%llu", (unsigned long long)c->ino); break;
 		case 'y': sbuf_addc(b, type_letter(c->type)); break;
@@ -1304,6 +1399,10 @@ static bool eval(const struct fx_expr *x, const struct fx_node *n, struct fx_ctx
 		return regexec(&n->re, path, 1, &m, 0) == 0 && m.rm_so == 0 && (size_t)m.rm_eo == len;
 	}
 	case K_TYPE: return c->type < 64 && (n->val >> c->type & 1);
+	case K_XTYPE: {
+		unsigned char t = c->type == DT_LNK && c->target_type ? c->target_type(c) : c->type;
+		return !c->failed && t < 64 && (n->val >> t & 1);
+	}
 	case K_INUM: return cmp_num(&n->num, c->ino);
 	case K_PRUNE:
 		if (!x->depth_first)

@@ -44,6 +44,7 @@ struct fx_node {
 	regex_t re;        /* -regex */
 	bool re_ok;
 	struct glob glob;  /* -name -iname -path -ipath: arg compiled */
+	__int128 age_ns;   /* -mtime and friends: N units, in nanoseconds */
 };
 
 struct fx_expr {
@@ -77,6 +78,9 @@ struct fx_ctx {
 	const struct statx *(*stat)(struct fx_ctx *c);
 	/* The full path, and where the part below the operand starts (for %P). */
 	const char *(*path)(struct fx_ctx *c, size_t *len, size_t *relstart);
+	/* A symlink's target's type (DT_*), DT_LNK when it dangles; DT_UNKNOWN when it could not be
+	 * looked up (reported, failed set). NULL: the link's own type. */
+	unsigned char (*target_type)(struct fx_ctx *c);
 	/* Is this directory empty? -1 when it could not be read (reported). */
 	int (*dir_empty)(struct fx_ctx *c);
 	/* Append the symlink's target to b; -1 when it could not be read (reported). */
