@@ -94,22 +94,22 @@ deep_chain "$T/deep" 5000
 "$MKTREE" "$T/big" --flat --files 100000
 n=$(find "$T" -printf x | wc -c)
 
-"$MYRIAD" walk --no-state --json "$S/w.json" "$T" >/dev/null 2>"$S/err"
+"$MYRIAD" walk --no-state --progress 0 --json "$S/w.json" "$T" >/dev/null 2>"$S/err"
 expect_eq "walk: exit 0 on the hostile tree ($n entries: deep, wide, odd names)" "0 " "$? $(cat "$S/err")"
 expect_eq "walk: counts by type equal find's" "$(find_counts "$T")" "$(walk_counts "$S/w.json")"
-"$MYRIAD" walk --no-state --print0 "$T" 2>/dev/null | sort -z | md5sum >"$S/m1"
+"$MYRIAD" walk --no-state --progress 0 --print0 "$T" 2>/dev/null | sort -z | md5sum >"$S/m1"
 expect_eq "walk: --print0 gives every path's bytes, as find does" "$(find "$T" -print0 | sort -z | md5sum)" "$(cat "$S/m1")"
 
 C=$S/copy
-"$MYRIAD" copy --no-state --json "$S/c.json" "$T" "$C" >/dev/null 2>"$S/err"
+"$MYRIAD" copy --no-state --progress 0 --json "$S/c.json" "$T" "$C" >/dev/null 2>"$S/err"
 expect_eq "copy: exit 0 on the hostile tree" "0 " "$? $(cat "$S/err")"
-"$MYRIAD" copy --no-state --check "$T" "$C" >/dev/null 2>"$S/err"
+"$MYRIAD" copy --no-state --progress 0 --check "$T" "$C" >/dev/null 2>"$S/err"
 expect_eq "copy: --check finds no difference" "0 " "$? $(cat "$S/err")"
 expect_eq "copy: the digests agree" "$(digest "$T")" "$(digest "$C")"
 expect_eq "copy: the file at the bottom of the 5000-deep chain has its data" "the bottom of the chain" \
 	"$(deep_read "$C/deep" 5000)"
 
-"$MYRIAD" rm --no-state --json "$S/r.json" "$C" >/dev/null 2>"$S/err"
+"$MYRIAD" rm --no-state --progress 0 --json "$S/r.json" "$C" >/dev/null 2>"$S/err"
 expect_eq "rm: exit 0 on the hostile tree" "0 " "$? $(cat "$S/err")"
 [ ! -e "$C" ] && ok "rm: the tree is gone" || fail "rm: left $(find "$C" | head -3)"
 expect_eq "rm: counts every entry" "$n" $(($(json_num "$S/r.json" files) + $(json_num "$S/r.json" directories)))
@@ -119,21 +119,21 @@ expect_eq "rm: counts every entry" "$n" $(($(json_num "$S/r.json" files) + $(jso
 B=$'-b\nad\xff\xfe '
 mkdir -p "$S/$B"
 cp -a "$T/h/sub" "$S/$B/src"
-"$MYRIAD" walk --no-state --json "$S/j1" -- "$S/$B/src" "$T/h/-dash" >/dev/null 2>&1
+"$MYRIAD" walk --no-state --progress 0 --json "$S/j1" -- "$S/$B/src" "$T/h/-dash" >/dev/null 2>&1
 same_bytes "walk --json: the roots' bytes come back" "$S/j1" roots "$S/$B/src" "$T/h/-dash"
-"$MYRIAD" copy --no-state --json "$S/j2" -- "$S/$B/src" "$S/$B/-dst" >/dev/null 2>&1
+"$MYRIAD" copy --no-state --progress 0 --json "$S/j2" -- "$S/$B/src" "$S/$B/-dst" >/dev/null 2>&1
 same_bytes "copy --json: SRC's bytes come back" "$S/j2" src "$S/$B/src"
 same_bytes "copy --json: DST's bytes come back" "$S/j2" dst "$S/$B/-dst"
 names=($'new\nline' $'bad\xff\xfeutf8' '-dash' "$(printf 'x%.0s' $(seq 255))" $'tab\there' '\udcff')
 for nm in "${names[@]}"; do echo changed >"$S/$B/-dst/$nm"; done
-"$MYRIAD" copy --no-state --check --errors "$S/j3" -- "$S/$B/src" "$S/$B/-dst" >/dev/null 2>&1
+"$MYRIAD" copy --no-state --progress 0 --check --errors "$S/j3" -- "$S/$B/src" "$S/$B/-dst" >/dev/null 2>&1
 expect_eq "copy --check: extra entries with odd names: exit 1" 1 $?
 want=("$S/$B/-dst") # its mtime changed
 for nm in "${names[@]}"; do want+=("$S/$B/-dst/$nm"); done
 same_bytes "copy --check --errors: each odd name's bytes come back" "$S/j3" path "${want[@]}"
 (cd "$S/$B" && "$MYRIAD" rm --dry-run --no-state --json "$S/j4" -- -dst >/dev/null 2>&1)
 same_bytes "rm --json: the roots' bytes come back" "$S/j4" roots -dst
-(cd "$S/$B" && "$MYRIAD" rm --no-state -- -dst >/dev/null 2>&1)
+(cd "$S/$B" && "$MYRIAD" rm --no-state --progress 0 -- -dst >/dev/null 2>&1)
 expect_eq "rm -- -DIR: exit 0, gone" "0 no" "$? $([ -e "$S/$B/-dst" ] && echo yes || echo no)"
 
 # ---- fill and verify in a DIR with a hostile name ----
