@@ -125,6 +125,29 @@ expect_eq "jobs --state DIR rm ID: removed" "0 no" "$? $([ -e "$W/st" ] && echo 
 "$MYRIAD" jobs --state "$W/nowhere" >"$W/out" 2>&1
 expect_eq "jobs --state on a missing directory: nothing saved, exit 0" "0" "$?"
 
+# A run refused on another job's state, or on a corrupt snapshot, changes nothing of it: `myriad
+# jobs` and the real resume still show the stopped job's command line (it was overwritten).
+stop "$MYRIAD" walk --rate 5k --state "$W/st2" "$W/t1"
+want="myriad walk --rate 5k --state $W/st2 --progress 0 $W/t1"
+before=$(cd "$W/st2" && stat -c '%n %s %Y' * | md5sum)
+"$MYRIAD" walk --stat --state "$W/st2" "$W/t2" >/dev/null 2>"$W/err"
+expect_eq "a walk on another job's --state: refused" 2 $?
+"$MYRIAD" jobs --state "$W/st2" | grep -qF "$want" && ok "refused on another job's state: jobs shows the stopped job's command" ||
+	fail "refused on another job's state: jobs shows $("$MYRIAD" jobs --state "$W/st2" 2>&1)"
+expect_eq "refused on another job's state: its files unchanged" "$before" "$(cd "$W/st2" && stat -c '%n %s %Y' * | md5sum)"
+cp "$W/st2/snapshot" "$W/snap.good"
+printf 'garbage' >"$W/st2/snapshot"
+touch -d "3 days ago" "$W/st2"/*
+"$MYRIAD" walk --progress 0 --state "$W/st2" "$W/t1" >/dev/null 2>"$W/err"
+expect_eq "a walk on a corrupt snapshot: refused" 2 $?
+"$MYRIAD" jobs --state "$W/st2" | grep -F "$want" | grep -q "3 days\|$(date -d '3 days ago' +%F)" &&
+	ok "refused on a corrupt snapshot: jobs shows the command line and the age it had" ||
+	fail "refused on a corrupt snapshot: jobs shows $("$MYRIAD" jobs --state "$W/st2" 2>&1)"
+cp "$W/snap.good" "$W/st2/snapshot"
+"$MYRIAD" walk --rate 5k --progress 0 --state "$W/st2" "$W/t1" >/dev/null 2>"$W/err"
+grep -qF "resuming the earlier run of this job: '$want'" "$W/err" &&
+	ok "after both refusals, the real resume names the stopped job's command line" || fail "resume: $(cat "$W/err")"
+
 "$MYRIAD" jobs --help | grep -q -- "--older-than" && ok "jobs --help describes --older-than" || fail "jobs --help"
 "$MYRIAD" jobs rm >/dev/null 2>&1
 expect_eq "jobs rm without IDs or age: usage error" 2 $?
