@@ -82,7 +82,7 @@ void copy_extras(struct copy *c, struct local *l, const struct walk_dir *d, int 
 		for (ssize_t off = 0; off < n;) {
 			const struct linux_dirent64 *de = (const void *)(buf + off);
 			off += de->d_reclen;
-			if (dir_is_dot(de->d_name) || copy_excluded(c, de->d_name) ||
+			if (dir_is_dot(de->d_name) || copy_excluded(c, dfd, de->d_name, de->d_type) ||
 			    fstatat(sfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
 				continue;
 			copy_dst_path(&p, c, d, de->d_name);

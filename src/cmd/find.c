@@ -40,7 +40,7 @@ static const char find_help[] =
     "                           standard output; each line appears exactly once, also across a\n"
     "                           resume (so does what -fprint and -fprintf write)\n"
     "      --exclude GLOB       skip entries whose name matches GLOB (a skipped directory is not\n"
-    "                           entered); repeatable\n"
+    "                           entered; GLOB/: only directories; a name, not a path); repeatable\n"
     "      --rate N             read at most N entries per second (to spare a busy system)\n"
     "%s"
     "\n"

@@ -18,6 +18,7 @@
 #include "report/progress.h"
 #include "report/outfile.h"
 #include "state/ser.h"
+#include "util/exclude.h"
 #include "util/signals.h"
 #include "util/util.h"
 
@@ -106,6 +107,27 @@ bool job_output_ok(const char *opt, const char *path)
 	return ok;
 }
 
+/* Can --exclude pat be used? false after a usage error saying why, and for a path what to exclude
+ * instead: its last name, which matches at every depth. */
+static bool job_exclude_ok(const char *pat)
+{
+	const char *why = exclude_refusal(pat);
+	if (!why)
+		return true;
+	size_t len = strlen(pat);
+	while (len && pat[len - 1] == '/')
+		len--;
+	const char *last = pat + len;
+	while (last > pat && last[-1] != '/')
+		last--;
+	if (last == pat + len) /* no name: nothing to suggest */
+		return usage_error("--exclude '%s': %s", pat, why), false;
+	return usage_error("--exclude '%s': %s; to leave out %.*s, exclude '%s' (it matches that name at every depth) "
+			   "or name the other entries as operands",
+			   pat, why, (int)len, pat, last),
+	       false;
+}
+
 int job_opt(struct job_opts *o, int c, const char *arg)
 {
 	uint64_t v;
@@ -151,6 +173,8 @@ int job_opt(struct job_opts *o, int c, const char *arg)
 		o->threads = (int)v;
 		return 1;
 	case OPT_EXCLUDE:
+		if (!job_exclude_ok(arg))
+			return -1;
 		o->excludes = xrealloc(o->excludes, (o->nexcludes + 1) * sizeof(*o->excludes));
 		o->excludes[o->nexcludes++] = (char *)arg;
 		return 1;

@@ -104,7 +104,7 @@ struct walk_config {
 	int min_threads;       /* start with this many (0: threads); more join while they wait on I/O */
 	bool xdev;             /* do not walk into a mount point under an operand: another filesystem,
 				* or a bind mount (another mount of the same one) */
-	char *const *excludes; /* fnmatch patterns on names */
+	char *const *excludes; /* --exclude patterns on names (util/exclude.h: "NAME/" for directories) */
 	size_t nexcludes;
 	unsigned stat_mask;    /* statx every entry for these fields (0: only where d_type is unknown) */
 	bool inode_order;      /* visit each buffer of entries in inode order (stat_mask implies it) */

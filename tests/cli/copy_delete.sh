@@ -156,3 +156,15 @@ if tmpfs_mount "$A"; then
 else
 	skip "bind-mount aliases: cannot mount a tmpfs"
 fi
+
+# --- --exclude NAME/: directories of that name only, in SRC and among DST's extras. ---
+mkdir -p xsrc/a/keep/in xsrc/b xsrc/e xsrc/f xdst/e/keep/in xdst/f
+touch xsrc/a/keep/in/f xsrc/b/keep xdst/e/keep/in/g xdst/f/keep
+"$MYRIAD" copy --no-state --delete --exclude keep/ xsrc xdst >/dev/null 2>"$S/err"
+expect_eq "copy --delete --exclude keep/: the file keep copied, the directory not; DST's directory keep kept, its file keep deleted" \
+	"0 xdst xdst/a xdst/b xdst/b/keep xdst/e xdst/e/keep xdst/e/keep/in xdst/e/keep/in/g xdst/f" \
+	"$? $(find xdst | sort | tr '\n' ' ' | sed 's/ $//')"
+touch xdst/f/keep
+"$MYRIAD" copy --no-state --delete --exclude f/keep xsrc xdst >/dev/null 2>"$S/err"
+expect_eq "copy --delete --exclude f/keep: refused (exit 2), DST untouched" "2 yes" \
+	"$? $([ -e xdst/f/keep ] && echo yes || echo no)"
