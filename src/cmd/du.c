@@ -603,6 +603,8 @@ static int du_parse(int argc, char **argv, void *opts)
 	}
 	if (rc != OPTS_RUN)
 		return rc;
+	if (job_check_outputs(&o->jo, &(struct job_output){"--output", o->output}, 1))
+		return EXIT_USAGE;
 	if (summarize) {
 		if (depth_set && o->max_depth != 0)
 			return usage_error("--summarize with --max-depth %ld: --summarize is --max-depth 0", o->max_depth);

@@ -81,9 +81,18 @@ static bool parse_seconds(const char *s, double *out)
 	return true;
 }
 
+bool job_name_given(const char *opt, const char *name)
+{
+	if (!*name)
+		return usage_error("%s '': an empty name names no file or directory", opt), false;
+	return true;
+}
+
 bool job_output_ok(const char *opt, const char *path)
 {
 	struct stat st;
+	if (!job_name_given(opt, path))
+		return false;
 	if (!strcmp(path, "-"))
 		return true;
 	if (stat(path, &st) == 0) {
@@ -128,6 +137,48 @@ static bool job_exclude_ok(const char *pat)
 	       false;
 }
 
+/* Do output names a and b name the same file (see job_check_outputs)? */
+static bool job_same_output(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	char ra[PATH_MAX], rb[PATH_MAX];
+	bool ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+	if (ea && eb)
+		return S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	return ea == eb && path_resolve(a, ra) && path_resolve(b, rb) && !strcmp(ra, rb);
+}
+
+/* Is output path inside the state directory state, or that directory itself? */
+static bool job_output_in_state(const char *path, const char *state)
+{
+	char rp[PATH_MAX], rs[PATH_MAX];
+	return path_resolve(path, rp) && path_resolve(state, rs) && path_inside(rp, rs);
+}
+
+int job_check_outputs(const struct job_opts *o, const struct job_output *outs, size_t n)
+{
+	struct job_output all[n + 2];
+	size_t m = 0;
+	all[m++] = (struct job_output){"--json", o->json};
+	all[m++] = (struct job_output){"--errors", o->errors};
+	for (size_t i = 0; i < n; i++)
+		all[m++] = outs[i];
+	for (size_t i = 0; i < m; i++) {
+		if (!all[i].path || !strcmp(all[i].path, "-"))
+			continue;
+		if (o->state && job_output_in_state(all[i].path, o->state))
+			return usage_error("%s %s and --state %s: the output would be in the state directory, which is "
+					   "myriad's own: write it elsewhere",
+					   all[i].opt, all[i].path, o->state);
+		for (size_t k = i + 1; k < m; k++)
+			if (all[k].path && strcmp(all[k].path, "-") && job_same_output(all[i].path, all[k].path))
+				return usage_error("%s %s and %s %s name the same file: one would overwrite the other; "
+						   "give each its own file",
+						   all[i].opt, all[i].path, all[k].opt, all[k].path);
+	}
+	return 0;
+}
+
 int job_opt(struct job_opts *o, int c, const char *arg)
 {
 	uint64_t v;
@@ -151,6 +202,8 @@ int job_opt(struct job_opts *o, int c, const char *arg)
 			return usage_error("--fresh and --no-state contradict each other: --fresh discards the saved "
 					   "state and keeps a new one, --no-state leaves it alone and keeps none"),
 			       -1;
+		if (c == OPT_STATE && !job_name_given("--state", arg))
+			return -1;
 		if (c == OPT_STATE)
 			o->state = arg;
 		else if (c == OPT_NO_STATE)
@@ -211,7 +264,7 @@ int job_getopt(struct job_opts *o, int argc, char **argv, const char *shortopts,
 			return *rc = usage_hint(), 0; /* getopt said what is wrong */
 		return opt;
 	}
-	return *rc = OPTS_RUN, 0;
+	return *rc = job_check_outputs(o, NULL, 0) ? EXIT_USAGE : OPTS_RUN, 0;
 }
 
 int job_threads(const struct job_opts *o, int per_cpu, int min, int cap)

@@ -92,7 +92,11 @@ static int jobs_parse(int argc, char **argv, void *opts)
 	int opt;
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (opt) {
-		case O_STATE: o->state = optarg; break;
+		case O_STATE:
+			if (!job_name_given("--state", optarg))
+				return EXIT_USAGE;
+			o->state = optarg;
+			break;
 		case O_JSON:
 			if (!job_output_ok("--json", optarg))
 				return EXIT_USAGE;

@@ -374,6 +374,8 @@ static int walk_parse(int argc, char **argv, void *opts)
 	}
 	if (rc != OPTS_RUN)
 		return rc;
+	if (job_check_outputs(&o->jo, &(struct job_output){"--output", o->output}, 1))
+		return EXIT_USAGE;
 	if (o->output && !o->print)
 		o->print = 1;
 	if (o->print && (!o->output || !strcmp(o->output, "-"))) {
