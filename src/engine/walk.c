@@ -28,6 +28,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -131,6 +132,10 @@ struct worker {
 struct walk {
 	struct walk_config cfg;
 	struct excludes excl; /* cfg's, compiled */
+	/* With a throttle, the entries visited (and committed: output, progress) at a time: 0.1 s
+	 * worth, so that output flows at the rate and a closed pipe is noticed, rather than a whole
+	 * buffer's worth charged and printed at once (minutes at --rate 10). 0: no bound. */
+	size_t rate_chunk;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct rec **stack;
@@ -527,6 +532,10 @@ static bool visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir
 		}
 		wk->order[count++] = de;
 		if ((de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) && ++dirs == KIDS_MAX && off < n) {
+			whole = false;
+			break;
+		}
+		if (count == w->rate_chunk && off < n) { /* 0 without --rate: never */
 			whole = false;
 			break;
 		}
@@ -1131,6 +1140,8 @@ struct walk *walk_new(const struct walk_config *cfg, const struct sbuf *snapshot
 	struct walk *w = xcalloc(1, sizeof(*w));
 	w->cfg = *cfg;
 	excludes_init(&w->excl, cfg->excludes, cfg->nexcludes);
+	if (cfg->throttle && cfg->throttle->rate > 0)
+		w->rate_chunk = cfg->throttle->rate < 10 ? 1 : (size_t)fmin(cfg->throttle->rate / 10, 1e7);
 	if (w->cfg.threads < 1)
 		w->cfg.threads = 1;
 	pthread_mutex_init(&w->lock, NULL);

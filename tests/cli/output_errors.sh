@@ -58,6 +58,27 @@ expect_eq "walk --print | head -1: nothing on stderr" "" "$(cat "$S/e5")"
 expect_eq "walk --print | head -1: no state kept" "" "$(ls -A "$XDG_STATE_HOME/myriad" 2>/dev/null)"
 expect_eq "after | head, the same walk lists every entry" "$n" "$("$MYRIAD" walk --print "$T" 2>/dev/null | wc -l)"
 
+# --rate spreads its budget over entries: output flows, so a closed pipe ends a slow walk at once
+# (it charged a directory's 300 entries at a time: --rate 10 | head -1 took 30 s), and the average
+# holds (200 entries at --rate 100: about 2 s; the first 0.1 s worth may go at once).
+R=$S/rate
+mkdir -p "$R/d300" "$R/d199"
+(cd "$R/d300" && touch $(seq -f 'f%g' 300)) && (cd "$R/d199" && touch $(seq -f 'f%g' 199))
+for cmd in walk find; do
+	s=$(date +%s%N)
+	timeout 10 "$MYRIAD" $cmd --rate 10 $([ $cmd = walk ] && echo --print) "$R/d300" 2>/dev/null | head -1 >/dev/null
+	ms=$((($(date +%s%N) - s) / 1000000))
+	[ "$ms" -lt 2000 ] && ok "$cmd --rate 10 | head -1 over 300 entries: ends in ${ms} ms (< 2 s)" ||
+		fail "$cmd --rate 10 | head -1 over 300 entries: took ${ms} ms"
+done
+for cmd in walk du; do
+	s=$(date +%s%N)
+	"$MYRIAD" $cmd --no-state --rate 100 "$R/d199" >/dev/null 2>&1
+	ms=$((($(date +%s%N) - s) / 1000000))
+	[ "$ms" -ge 1700 ] && [ "$ms" -le 2600 ] && ok "$cmd --rate 100 over 200 entries: ${ms} ms (1.7 to 2.6 s)" ||
+		fail "$cmd --rate 100 over 200 entries: ${ms} ms, not 1.7 to 2.6 s"
+done
+
 # -o FILE on a filesystem that fills up: said once, stopped with state; with room, the same
 # command completes the list, each path once.
 if is_root && mkdir -p "$S/tiny" && mount -t tmpfs -o size=64k myriad-tiny "$S/tiny"; then
