@@ -33,8 +33,8 @@ const char job_options_help[] =
     "      --fresh              start over: discard the state an earlier run of this command left\n"
     "                           (a run that resumes one says so on stderr before it starts)\n"
     "      --checkpoint-interval SECONDS  seconds between snapshots (default 5)\n"
-    "      --progress SECONDS   status line interval on stderr (default: 1 on a terminal, else 60;\n"
-    "                           0: none)\n"
+    "      --progress SECONDS   status line interval on stderr, 0.1 to 1e9 (default: 1 on a\n"
+    "                           terminal, else 60; 0: none)\n"
     "      --help               show this help\n";
 
 void job_opts_init(struct job_opts *o)
@@ -70,9 +70,12 @@ int usage_hint(void)
 	return EXIT_USAGE;
 }
 
+/* Seconds, decimal (1, 0.5, 2e3): strtod would also take spaces, a sign, hex, inf and nan. */
 static bool parse_seconds(const char *s, double *out)
 {
 	char *end;
+	if (!((*s >= '0' && *s <= '9') || *s == '.') || s[strspn(s, "0123456789.eE+-")])
+		return false;
 	errno = 0;
 	double v = strtod(s, &end);
 	if (errno || end == s || *end || !(v >= 0 && v <= 1e9)) /* NaN fails both */
@@ -212,8 +215,10 @@ int job_opt(struct job_opts *o, int c, const char *arg)
 			o->fresh = true;
 		return 1;
 	case OPT_PROGRESS:
-		if (!parse_seconds(arg, &o->progress_s))
-			return usage_error("--progress: '%s' is not a number of seconds from 0 (none) to 1e9", arg), -1;
+		/* Below 0.1 s a status line is unreadable, and written thousands of times a second. */
+		if (!parse_seconds(arg, &o->progress_s) || (o->progress_s > 0 && o->progress_s < 0.1))
+			return usage_error("--progress: '%s' is not 0 (none) or a number of seconds from 0.1 to 1e9", arg),
+			       -1;
 		return 1;
 	case OPT_CHECKPOINT:
 		if (!parse_seconds(arg, &o->checkpoint_s) || o->checkpoint_s < 0.01)

@@ -94,6 +94,17 @@ touch -d "10 days ago" "$STATES/$id2"/*
 rc=$?
 [ $rc -ne 0 ] && [ -d "$STATES/$id2" ] && ok "jobs rm --older-than: an old state a run holds is kept (exit $rc)" ||
 	fail "--older-than running: exit $rc; $(cat "$W/err")"
+# --older-than 0s: every stopped job's state (it was refused); still never one a run holds.
+id1=$(id_of "$W/t1")
+"$MYRIAD" jobs rm --older-than 0s >"$W/out" 2>"$W/err"
+rc=$?
+[ -n "$id1" ] && [ ! -e "$STATES/$id1" ] && [ -d "$STATES/$id2" ] && [ -e "$STATES/$id2/snapshot" ] &&
+	ok "jobs rm --older-than 0s: removes the stopped job's state, keeps the running one's (exit $rc)" ||
+	fail "--older-than 0s: exit $rc, states left: $(ls "$STATES"): $(cat "$W/out" "$W/err")"
+for age in " 1d" +1d -0s 1e1d 0x1d 1dd; do
+	"$MYRIAD" jobs rm --older-than "$age" >/dev/null 2>"$W/err"
+	expect_eq "jobs rm --older-than '$age': refused" "2 yes" "$? $(grep -q "from 0" "$W/err" && echo yes)"
+done
 kill -0 $pid 2>/dev/null && ok "the running job was not disturbed" || fail "the running walk died"
 kill -INT $pid
 wait $pid
