@@ -377,7 +377,7 @@ static int copy_parse(int argc, char **argv, void *opts)
 		return usage_error("--max-delete limits --delete, which is not given");
 	o->src = argv[optind];
 	o->dst = argv[optind + 1];
-	return OPTS_RUN;
+	return job_check_named(argv + optind, 2) ? EXIT_USAGE : OPTS_RUN;
 }
 
 static void copy_opts_free(void *opts)

@@ -492,6 +492,8 @@ static int fill_parse(int argc, char **argv, void *opts)
 	if (optind + 1 != argc)
 		return usage_error(optind == argc ? "missing operand: the directory to fill" : "one directory only");
 	o->dir = argv[optind];
+	if (job_check_named(argv + optind, 1))
+		return EXIT_USAGE;
 	struct layout lay;
 	if (!layout_init(&lay, o->files, o->fanout, o->smin, o->smax, o->seed))
 		return usage_error("--files %llu --fanout %llu: the tree would be deeper than %d levels: raise --fanout",

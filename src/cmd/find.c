@@ -559,6 +559,8 @@ static int find_parse(int argc, char **argv, void *opts)
 		if (o->roots[i][0] == '-' && o->roots[i][1])
 			return usage_error("%s: unknown option or predicate (options come before the directories, "
 					   "predicates after them)", o->roots[i]);
+	if (job_check_named(o->roots, o->nroots))
+		return EXIT_USAGE;
 	if (o->nroots == 0) {
 		o->roots = dot_roots;
 		o->nroots = 1;

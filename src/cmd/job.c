@@ -25,8 +25,9 @@
 const char job_options_help[] =
     "      --json FILE          write a JSON summary to FILE (- for standard output)\n"
     "      --errors FILE        write one JSON line per failed entry to FILE (- for standard error)\n"
-    "      --state DIR          keep the checkpoint in DIR (default: under /var/lib/myriad for root,\n"
-    "                           else $XDG_STATE_HOME/myriad, keyed by command and operands); DIR\n"
+    "      --state DIR          keep the checkpoint in DIR (default: under $XDG_STATE_HOME/myriad when\n"
+    "                           it is set, else /var/lib/myriad for root, else\n"
+    "                           ~/.local/state/myriad, keyed by command and operands); DIR\n"
     "                           must be new, empty or myriad's own (a non-empty one without a\n"
     "                           myriad-state file is refused)\n"
     "      --no-state           keep no checkpoint (the run cannot be resumed)\n"
@@ -557,8 +558,18 @@ int write_json_file(const char *path, const struct sbuf *doc)
 	return outfile_write_file(path, doc->data, doc->len);
 }
 
+int job_check_named(char *const *ops, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!*ops[i])
+			return usage_error("'': an empty operand names no file or directory (operand %zu)", i + 1);
+	return 0;
+}
+
 int job_check_dirs(char *const *dirs, size_t n)
 {
+	if (job_check_named(dirs, n))
+		return EXIT_USAGE;
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
 		if (stat(dirs[i], &st) != 0)

@@ -169,6 +169,9 @@ void job_walk_progress(struct sbuf *line, struct walk *w, const char *cmd, uint6
 void job_walk_progress_errors(struct sbuf *line, struct walk *w, const char *cmd, uint64_t entries, uint64_t dirs,
 			      uint64_t errors, const char *after);
 
+/* Is every operand a name (not "")? 0, or EXIT_USAGE after a usage error saying which is empty. */
+int job_check_named(char *const *ops, size_t n);
+
 /* Are the operands existing directories (a symlink to one is)? 0, or EXIT_USAGE after a usage
  * error naming the first that is not. */
 int job_check_dirs(char *const *dirs, size_t n);

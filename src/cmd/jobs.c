@@ -28,8 +28,9 @@ static const char jobs_help[] =
     "List the state that stopped runs of walk, fill, verify, rm and copy left to resume from, and\n"
     "remove it.\n"
     "\n"
-    "      --state DIR          look in DIR instead of the default location (/var/lib/myriad for\n"
-    "                           root, else $XDG_STATE_HOME/myriad): a directory of states, or one\n"
+    "      --state DIR          look in DIR instead of the default location ($XDG_STATE_HOME/myriad\n"
+    "                           when it is set, else /var/lib/myriad for root, else\n"
+    "                           ~/.local/state/myriad): a directory of states, or one\n"
     "                           state directory given to a command's --state\n"
     "      --json FILE          write the listing as JSON to FILE (- for standard output)\n"
     "      --older-than AGE     (rm) remove every state last written AGE ago or longer; AGE is a\n"
@@ -138,7 +139,7 @@ static int jobs_parse(int argc, char **argv, void *opts)
 		return usage_error("rm: give IDs or --older-than AGE, not both");
 	o->ids = ops;
 	o->nids = nops;
-	return OPTS_RUN;
+	return job_check_named(ops, nops) ? EXIT_USAGE : OPTS_RUN;
 }
 
 static void jobs_opts_free(void *opts) { (void)opts; }

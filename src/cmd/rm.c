@@ -322,7 +322,7 @@ static int rm_parse(int argc, char **argv, void *opts)
 		return usage_error("missing operand: the directories to remove");
 	o->roots = argv + optind;
 	o->nroots = argc - optind;
-	return OPTS_RUN;
+	return job_check_named(o->roots, o->nroots) ? EXIT_USAGE : OPTS_RUN;
 }
 
 static void rm_opts_free(void *opts)

@@ -159,6 +159,22 @@ cp "$W/snap.good" "$W/st2/snapshot"
 grep -qF "resuming the earlier run of this job: '$want'" "$W/err" &&
 	ok "after both refusals, the real resume names the stopped job's command line" || fail "resume: $(cat "$W/err")"
 
+# An empty ID names the operand (it said ": No such file..." of the base directory).
+"$MYRIAD" jobs rm '' >/dev/null 2>"$W/err"
+expect_eq "jobs rm '': refused, naming the empty operand" "2 yes" "$? $(grep -q "'': an empty operand" "$W/err" && echo yes)"
+# The default location: $XDG_STATE_HOME/myriad when set (root too), else /var/lib/myriad for root
+# (an empty XDG_STATE_HOME is unset: root's went to ~/.local/state/myriad). Listing only.
+if is_root; then
+	expect_eq "jobs as root with XDG_STATE_HOME set: looks there" "$XDG_STATE_HOME/myriad" \
+		"$("$MYRIAD" jobs --json - 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')"
+	expect_eq "jobs as root with XDG_STATE_HOME empty: /var/lib/myriad" "/var/lib/myriad" \
+		"$(XDG_STATE_HOME= HOME=$W "$MYRIAD" jobs --json - 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')"
+else
+	skip "the default location for root: not root"
+fi
+"$MYRIAD" jobs --help | grep -q -- "--state DIR.*\$XDG_STATE_HOME/myriad" && ok "jobs --help: names \$XDG_STATE_HOME first" ||
+	fail "jobs --help: $("$MYRIAD" jobs --help | grep -A2 -- --state)"
+
 "$MYRIAD" jobs --help | grep -q -- "--older-than" && ok "jobs --help describes --older-than" || fail "jobs --help"
 "$MYRIAD" jobs rm >/dev/null 2>&1
 expect_eq "jobs rm without IDs or age: usage error" 2 $?

@@ -72,6 +72,18 @@ else
 	skip "--exclude keep/ without entry types: faultfs: $(cat "$S/why")"
 fi
 
+# An empty operand is named as such (it said ": No such file or directory"), and refuses the
+# whole command: nothing removed.
+mkdir -p "$W/e/x"
+"$MYRIAD" rm "$W/e" '' >/dev/null 2>"$S/err"
+expect_eq "rm DIR '': refused, naming the empty operand, DIR kept" "2 yes yes" \
+	"$? $(grep -q "myriad rm: '': an empty operand" "$S/err" && echo yes) $([ -d "$W/e/x" ] && echo yes)"
+for args in "copy '' $W/e2" "copy $W/e ''" "fill -n 1 ''"; do
+	eval "\"\$MYRIAD\" $args" >/dev/null 2>"$S/err"
+	expect_eq "$args: refused, naming the empty operand" "2 yes" "$? $(grep -q "'': an empty operand" "$S/err" && echo yes)"
+done
+rm -rf "$W/e"
+
 # Bad operands.
 "$MYRIAD" rm / 2>"$S/err"
 expect_eq "rm /: refused with exit 2" 2 $?

@@ -42,6 +42,10 @@ find "$K" -name keep -type d -prune -o -print | sort >"$S/p2"
 check "--exclude keep//: skips the directories keep, lists the file keep" cmp -s "$S/p1" "$S/p2"
 "$MYRIAD" du --no-state --inodes -s --exclude 'keep/' "$K" 2>/dev/null | cut -f1 >"$S/n"
 expect_eq "du --exclude keep/: counts the file keep, not the directory's subtree" "$(wc -l <"$S/p2")" "$(cat "$S/n")"
+for args in "walk ''" "walk $K ''" "du ''" "find ''" "verify ''"; do
+	eval "\"\$MYRIAD\" $args" >/dev/null 2>"$S/err"
+	expect_eq "$args: refused, naming the empty operand" "2 yes" "$? $(grep -q "'': an empty operand" "$S/err" && echo yes)"
+done
 for cmd in walk find du; do
 	for pat in a/keep '*/keep' ''; do
 		"$MYRIAD" $cmd --no-state --exclude "$pat" "$K" >"$S/out" 2>"$S/err"
