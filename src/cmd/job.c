@@ -141,15 +141,31 @@ static bool job_exclude_ok(const char *pat)
 	       false;
 }
 
-/* Do output names a and b name the same file (see job_check_outputs)? */
-static bool job_same_output(const char *a, const char *b)
+/* Where output x goes: stat of its file ("-": of standard error for --errors, else of standard
+ * output). false when it does not exist yet. */
+static bool job_output_stat(const struct job_output *x, struct stat *st)
+{
+	if (strcmp(x->path, "-"))
+		return stat(x->path, st) == 0;
+	return fstat(strcmp(x->opt, "--errors") ? 1 : 2, st) == 0;
+}
+
+/* Do outputs a and b go to the same file (see job_check_outputs)? A file, a pipe or a socket
+ * shared would mix or overwrite them; a device (/dev/null, a terminal) is left to the user. */
+static bool job_same_output(const struct job_output *a, const struct job_output *b)
 {
 	struct stat sa, sb;
 	char ra[PATH_MAX], rb[PATH_MAX];
-	bool ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+	bool da = !strcmp(a->path, "-"), db = !strcmp(b->path, "-");
+	/* Both standard streams: the command's own checks (--json - beside paths on standard output);
+	 * find's -fprint /dev/stdout beside -o - is one output on purpose. */
+	if ((da && db) || ((da || db) && strcmp(a->opt, "--json") && strcmp(b->opt, "--json")))
+		return false;
+	bool ea = job_output_stat(a, &sa), eb = job_output_stat(b, &sb);
 	if (ea && eb)
-		return S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-	return ea == eb && path_resolve(a, ra) && path_resolve(b, rb) && !strcmp(ra, rb);
+		return (S_ISREG(sa.st_mode) || S_ISFIFO(sa.st_mode) || S_ISSOCK(sa.st_mode)) && sa.st_dev == sb.st_dev &&
+		       sa.st_ino == sb.st_ino;
+	return !ea && !eb && path_resolve(a->path, ra) && path_resolve(b->path, rb) && !strcmp(ra, rb);
 }
 
 /* Is output path inside the state directory state, or that directory itself? */
@@ -168,14 +184,14 @@ int job_check_outputs(const struct job_opts *o, const struct job_output *outs, s
 	for (size_t i = 0; i < n; i++)
 		all[m++] = outs[i];
 	for (size_t i = 0; i < m; i++) {
-		if (!all[i].path || !strcmp(all[i].path, "-"))
+		if (!all[i].path)
 			continue;
-		if (o->state && job_output_in_state(all[i].path, o->state))
+		if (o->state && strcmp(all[i].path, "-") && job_output_in_state(all[i].path, o->state))
 			return usage_error("%s %s and --state %s: the output would be in the state directory, which is "
 					   "myriad's own: write it elsewhere",
 					   all[i].opt, all[i].path, o->state);
 		for (size_t k = i + 1; k < m; k++)
-			if (all[k].path && strcmp(all[k].path, "-") && job_same_output(all[i].path, all[k].path))
+			if (all[k].path && job_same_output(&all[i], &all[k]))
 				return usage_error("%s %s and %s %s name the same file: one would overwrite the other; "
 						   "give each its own file",
 						   all[i].opt, all[i].path, all[k].opt, all[k].path);

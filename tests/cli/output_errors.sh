@@ -189,6 +189,14 @@ refused "walk --json the --state directory" "--json $O/st2" "--state $O/st2" "$M
 refused "du --errors in the --state directory" "--errors" "--state" "$MYRIAD" du -s --state "$O/st" --errors "$O/st/e" "$T"
 "$MYRIAD" walk --no-state -o /dev/null --json /dev/null "$T" >/dev/null 2>&1
 expect_eq "walk -o /dev/null --json /dev/null: not a file to lose, allowed" 0 $?
+# --json - is standard output: a named output that is standard output too would mix with it.
+refused "walk -o /dev/stdout --json -" "--json -" "--output /dev/stdout" "$MYRIAD" walk -o /dev/stdout --json - "$T"
+refused "find --json - -fprint /dev/stdout" "--json -" "-fprint /dev/stdout" "$MYRIAD" find --json - "$T" -fprint /dev/stdout
+refused "walk --json - --errors /dev/stdout" "--json -" "--errors /dev/stdout" "$MYRIAD" walk --json - --errors /dev/stdout "$T"
+"$MYRIAD" find -o - "$T" -fprint /dev/stdout 2>/dev/null | wc -l >"$S/n"
+expect_eq "find -o - -fprint /dev/stdout: one output, as before" "$n" "$(cat "$S/n")"
+"$MYRIAD" walk --no-state --json - --errors - "$T" 2>&1 | grep -c '"entries"' >"$S/n"
+expect_eq "walk --json - --errors - (both standard streams): allowed, as before" 1 "$(cat "$S/n")"
 
 # An empty file or directory name is refused up front, naming the option (--json '' used to walk
 # everything, then fail with exit 1 and a message naming no option).
