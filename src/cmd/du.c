@@ -58,7 +58,8 @@ static const char du_help[] =
     "                           standard output cannot be resumed exactly: such a run keeps no\n"
     "                           state (with --top or --summarize nothing is streamed: they resume)\n"
     "  -x, --xdev               do not descend into mount points, nor count them\n"
-    "      --exclude GLOB       skip entries whose name matches GLOB; repeatable\n"
+    "      --exclude GLOB       skip entries whose name matches GLOB (GLOB/: only directories; a\n"
+    "                           name, not a path); repeatable\n"
     "      --rate N             read at most N entries per second\n"
     "%s"
     "\n"
@@ -695,6 +696,8 @@ static int du_parse(int argc, char **argv, void *opts)
 	}
 	if (rc != OPTS_RUN)
 		return rc;
+	if (job_check_outputs(&o->jo, &(struct job_output){"--output", o->output}, 1))
+		return EXIT_USAGE;
 	if (summarize) {
 		if (depth_set && o->max_depth != 0)
 			return usage_error("--summarize with --max-depth %ld: --summarize is --max-depth 0", o->max_depth);

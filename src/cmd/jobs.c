@@ -28,12 +28,14 @@ static const char jobs_help[] =
     "List the state that stopped runs of walk, fill, verify, rm and copy left to resume from, and\n"
     "remove it.\n"
     "\n"
-    "      --state DIR          look in DIR instead of the default location (/var/lib/myriad for\n"
-    "                           root, else $XDG_STATE_HOME/myriad): a directory of states, or one\n"
+    "      --state DIR          look in DIR instead of the default location ($XDG_STATE_HOME/myriad\n"
+    "                           when it is set, else /var/lib/myriad for root, else\n"
+    "                           ~/.local/state/myriad): a directory of states, or one\n"
     "                           state directory given to a command's --state\n"
     "      --json FILE          write the listing as JSON to FILE (- for standard output)\n"
     "      --older-than AGE     (rm) remove every state last written AGE ago or longer; AGE is a\n"
-    "                           whole number with a unit: s, m, h, d or w (90m, 36h, 7d, 2w)\n"
+    "                           whole number with a unit: s, m, h, d or w (90m, 36h, 7d, 2w;\n"
+    "                           0s: every stopped job's state)\n"
     "      --help               show this help\n"
     "\n"
     "The listing shows each state's ID (its directory's name), whether a run holds it now, when the\n"
@@ -47,7 +49,8 @@ static const char jobs_help[] =
 struct jobs_opts {
 	const char *state, *json;
 	bool rm;
-	uint64_t older_than_s; /* 0: not given */
+	uint64_t older_than_s;
+	bool older_set; /* --older-than given (0s: every stopped job) */
 	char **ids;
 	size_t nids;
 };
@@ -63,7 +66,7 @@ struct job_list {
 	char *base;
 };
 
-/* "7d" into seconds: a positive whole number and one of s m h d w. */
+/* "7d" into seconds: a whole number and one of s m h d w; "0s" is every stopped job. */
 static bool parse_age(const char *s, uint64_t *out)
 {
 	static const char units[] = "smhdw";
@@ -72,7 +75,7 @@ static bool parse_age(const char *s, uint64_t *out)
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
 	const char *u = *end ? strchr(units, *end) : NULL;
-	if (errno || end == s || *s == '-' || !u || end[1] || v == 0 || v > UINT64_MAX / secs[u - units])
+	if (errno || *s < '0' || *s > '9' || !u || end[1] || v > UINT64_MAX / secs[u - units])
 		return false;
 	*out = v * secs[u - units];
 	return true;
@@ -92,16 +95,21 @@ static int jobs_parse(int argc, char **argv, void *opts)
 	int opt;
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (opt) {
-		case O_STATE: o->state = optarg; break;
+		case O_STATE:
+			if (!job_name_given("--state", optarg))
+				return EXIT_USAGE;
+			o->state = optarg;
+			break;
 		case O_JSON:
 			if (!job_output_ok("--json", optarg))
 				return EXIT_USAGE;
 			o->json = optarg;
 			break;
 		case O_OLDER:
+			o->older_set = true;
 			if (!parse_age(optarg, &o->older_than_s))
-				return usage_error("--older-than: '%s' is not an age: a whole number and a unit, s m h d "
-						   "or w (e.g. 7d)",
+				return usage_error("--older-than: '%s' is not an age: a whole number from 0 and a unit, s m "
+						   "h d or w (e.g. 7d; 0s: every stopped job)",
 						   optarg);
 			break;
 		case O_HELP: fputs(jobs_help, stdout); return EXIT_OK;
@@ -121,17 +129,17 @@ static int jobs_parse(int argc, char **argv, void *opts)
 	}
 	if (!o->rm && nops)
 		return usage_error("'%s': the listing takes no operands (to remove: myriad jobs rm ID...)", ops[0]);
-	if (!o->rm && o->older_than_s)
+	if (!o->rm && o->older_set)
 		return usage_error("--older-than goes with rm: myriad jobs rm --older-than AGE");
 	if (o->rm && o->json)
 		return usage_error("--json is for the listing, not for rm");
-	if (o->rm && !nops && !o->older_than_s)
+	if (o->rm && !nops && !o->older_set)
 		return usage_error("rm: give the IDs of the states to remove, or --older-than AGE");
-	if (o->rm && nops && o->older_than_s)
+	if (o->rm && nops && o->older_set)
 		return usage_error("rm: give IDs or --older-than AGE, not both");
 	o->ids = ops;
 	o->nids = nops;
-	return OPTS_RUN;
+	return job_check_named(ops, nops) ? EXIT_USAGE : OPTS_RUN;
 }
 
 static void jobs_opts_free(void *opts) { (void)opts; }

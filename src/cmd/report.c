@@ -48,7 +48,11 @@ static int report_parse(int argc, char **argv, void *opts)
 	while ((opt = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_HELP: fputs(report_help, stdout); return EXIT_OK;
-		case 'o': o->out = optarg; break;
+		case 'o':
+			if (!job_name_given("--output", optarg))
+				return EXIT_USAGE;
+			o->out = optarg;
+			break;
 		case O_PROJECT:
 			if (!parse_count(optarg, &o->project) || o->project == 0)
 				return usage_error("--project: '%s' is not a count from 1 to 2^64-1", optarg);

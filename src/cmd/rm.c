@@ -42,8 +42,8 @@ static const char rm_help[] =
     "                           least 16, while they wait for the disk; one on XFS and btrfs, where parallel\n"
     "                           unlinks contend inside the filesystem)\n"
     "      --dry-run            count what would be removed, remove nothing\n"
-    "      --exclude GLOB       keep entries whose name matches (and the directories above them);\n"
-    "                           repeatable\n"
+    "      --exclude GLOB       keep entries whose name matches (and the directories above them;\n"
+    "                           GLOB/: only directories; a name, not a path); repeatable\n"
     "      --rate N             remove at most N entries per second\n"
     "      --ionice CLASS       idle, or be:0..7 (best effort, 0 highest): the I/O priority to run at\n"
     "%s"
@@ -324,7 +324,7 @@ static int rm_parse(int argc, char **argv, void *opts)
 		return usage_error("missing operand: the directories to remove");
 	o->roots = argv + optind;
 	o->nroots = argc - optind;
-	return OPTS_RUN;
+	return job_check_named(o->roots, o->nroots) ? EXIT_USAGE : OPTS_RUN;
 }
 
 static void rm_opts_free(void *opts)

@@ -555,7 +555,7 @@ static int verify_parse(int argc, char **argv, void *opts)
 	if (optind + 1 != argc)
 		return usage_error(optind == argc ? "missing operand: the directory to verify" : "one directory only");
 	o->dir = argv[optind];
-	return OPTS_RUN;
+	return job_check_named(argv + optind, 1) ? EXIT_USAGE : OPTS_RUN;
 }
 
 static void verify_opts_free(void *opts)

@@ -45,7 +45,7 @@ static const char walk_help[] =
     "      --type TYPES         count and print only these types: f d l p s b c (e.g. f,l);\n"
     "                           repeated, the lists add up\n"
     "      --exclude GLOB       skip entries whose name matches GLOB (a skipped directory is not\n"
-    "                           entered); repeatable\n"
+    "                           entered; GLOB/: only directories; a name, not a path); repeatable\n"
     "      --xdev               do not descend into mount points (other filesystems, bind mounts)\n"
     "      --rate N             read at most N entries per second (to spare a busy system)\n"
     "%s"
@@ -374,6 +374,8 @@ static int walk_parse(int argc, char **argv, void *opts)
 	}
 	if (rc != OPTS_RUN)
 		return rc;
+	if (job_check_outputs(&o->jo, &(struct job_output){"--output", o->output}, 1))
+		return EXIT_USAGE;
 	if (o->output && !o->print)
 		o->print = 1;
 	if (o->print && (!o->output || !strcmp(o->output, "-"))) {

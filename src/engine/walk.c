@@ -28,7 +28,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "io/dir.h"
+#include "util/exclude.h"
 #include "util/signals.h"
 #include "util/util.h"
 
@@ -130,6 +131,11 @@ struct worker {
 
 struct walk {
 	struct walk_config cfg;
+	struct excludes excl; /* cfg's, compiled */
+	/* With a throttle, the entries visited (and committed: output, progress) at a time: 0.1 s
+	 * worth, so that output flows at the rate and a closed pipe is noticed, rather than a whole
+	 * buffer's worth charged and printed at once (minutes at --rate 10). 0: no bound. */
+	size_t rate_chunk;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct rec **stack;
@@ -208,14 +214,6 @@ static void stack_push(struct walk *w, struct rec *r)
 
 /* A missing entry or one replaced by a non-directory or a symlink vanished: not an error. */
 static bool vanished(int err) { return err == ENOENT || err == ENOTDIR || err == ELOOP; }
-
-static bool excluded(const struct walk *w, const char *name)
-{
-	for (size_t i = 0; i < w->cfg.nexcludes; i++)
-		if (fnmatch(w->cfg.excludes[i], name, 0) == 0)
-			return true;
-	return false;
-}
 
 static unsigned char mode_to_dtype(mode_t m)
 {
@@ -529,12 +527,16 @@ static bool visit_buffer(struct worker *wk, struct rec *r, const struct walk_dir
 			wk->slice_done = true;
 		if (dir_is_dot(de->d_name))
 			continue;
-		if (w->cfg.nexcludes && excluded(w, de->d_name)) {
+		if (w->cfg.nexcludes && excludes_match(&w->excl, d->fd, de->d_name, de->d_type)) {
 			r->keep = true;
 			continue;
 		}
 		wk->order[count++] = de;
 		if ((de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) && ++dirs == KIDS_MAX && off < n) {
+			whole = false;
+			break;
+		}
+		if (count == w->rate_chunk && off < n) { /* 0 without --rate: never */
 			whole = false;
 			break;
 		}
@@ -1145,6 +1147,9 @@ struct walk *walk_new(const struct walk_config *cfg, const struct sbuf *snapshot
 {
 	struct walk *w = xcalloc(1, sizeof(*w));
 	w->cfg = *cfg;
+	excludes_init(&w->excl, cfg->excludes, cfg->nexcludes);
+	if (cfg->throttle && cfg->throttle->rate > 0)
+		w->rate_chunk = cfg->throttle->rate < 10 ? 1 : (size_t)fmin(cfg->throttle->rate / 10, 1e7);
 	if (w->cfg.threads < 1)
 		w->cfg.threads = 1;
 	pthread_mutex_init(&w->lock, NULL);
@@ -1306,6 +1311,7 @@ void walk_free(struct walk *w)
 		free(w->ready[i]);
 	free(w->ready);
 	free(w->chain);
+	excludes_free(&w->excl);
 	sbuf_free(&w->snap_recs);
 	for (size_t i = 0; i < w->cfg.nroots; i++)
 		if (w->rootfd[i] >= 0)

@@ -106,7 +106,7 @@ struct walk_config {
 				* or a bind mount (another mount of the same one) */
 	bool xdev_by_dev;      /* with xdev: only into another filesystem (st_dev, as GNU find -xdev);
 				* a bind mount of the operand's own is walked into */
-	char *const *excludes; /* fnmatch patterns on names */
+	char *const *excludes; /* --exclude patterns on names (util/exclude.h: "NAME/" for directories) */
 	size_t nexcludes;
 	unsigned stat_mask;    /* statx every entry for these fields (0: only where d_type is unknown) */
 	bool inode_order;      /* visit each buffer of entries in inode order (stat_mask implies it) */

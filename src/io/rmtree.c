@@ -151,6 +151,10 @@ static int rt_scan(struct rm_tree *t, int *fd, const char *buf, ssize_t n, struc
 		off += de->d_reclen;
 		if (dir_is_dot(de->d_name))
 			continue;
+		if (t->keep && t->keep->n && excludes_match(t->keep, *fd, de->d_name, de->d_type)) {
+			cur->kept = t->kept = true; /* excluded: it stays, and the directories above it */
+			continue;
+		}
 		int unlink_err = 0;
 		if (de->d_type != DT_DIR && !rt_unknown_dir(t, *fd, de)) {
 			if (rt_unlink(t, *fd, de->d_name, 0) == 0 || errno == ENOENT)

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "io/guard.h"
+#include "util/exclude.h"
 #include "util/sbuf.h"
 
 /* Take one deletion from budget (NULL: no limit): false when none is left. */
@@ -28,13 +29,16 @@ struct rm_tree {
 	/* / and the working directory with those above it: never entered nor removed (NULL: no such
 	 * check; only for trees that cannot hold them). */
 	const struct guard *guard;
+	/* Names that stay wherever they are met, with the directories above them (--exclude: what
+	 * is excluded is never deleted, as with rsync's --delete); NULL or none: no such names. */
+	const struct excludes *keep;
 	/* Told of each directory left alone (its path relative to remove_tree's dirfd): a mount point
 	 * (v GUARD_OK), or one the guard keeps (v says which rule). */
 	void (*left_alone)(void *arg, const char *rel, size_t len, enum guard_verdict v);
 	void *arg;
 	bool count_only;  /* remove nothing: count what would go, the same way (copy --dry-run) */
 	uint64_t removed; /* out: entries removed, also when it failed part way */
-	bool kept;        /* out: a directory was left alone, so the entries above it stay */
+	bool kept;        /* out: a directory was left alone, or a name kept, so the entries above it stay */
 	struct sbuf where; /* out on failure: the path (relative to dirfd) of the entry that failed */
 	const char *op;    /* out on failure: the operation that failed */
 };

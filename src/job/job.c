@@ -17,22 +17,24 @@
 #include "report/progress.h"
 #include "report/outfile.h"
 #include "state/ser.h"
+#include "util/exclude.h"
 #include "util/signals.h"
 #include "util/util.h"
 
 const char job_options_help[] =
     "      --json FILE          write a JSON summary to FILE (- for standard output)\n"
     "      --errors FILE        write one JSON line per failed entry to FILE (- for standard error)\n"
-    "      --state DIR          keep the checkpoint in DIR (default: under /var/lib/myriad for root,\n"
-    "                           else $XDG_STATE_HOME/myriad, keyed by command and operands); DIR\n"
+    "      --state DIR          keep the checkpoint in DIR (default: under $XDG_STATE_HOME/myriad when\n"
+    "                           it is set, else /var/lib/myriad for root, else\n"
+    "                           ~/.local/state/myriad, keyed by command and operands); DIR\n"
     "                           must be new, empty or myriad's own (a non-empty one without a\n"
     "                           myriad-state file is refused)\n"
     "      --no-state           keep no checkpoint (the run cannot be resumed)\n"
     "      --fresh              start over: discard the state an earlier run of this command left\n"
     "                           (a run that resumes one says so on stderr before it starts)\n"
     "      --checkpoint-interval SECONDS  seconds between snapshots (default 5)\n"
-    "      --progress SECONDS   status line interval on stderr (default: 1 on a terminal, else 60;\n"
-    "                           0: none)\n"
+    "      --progress SECONDS   status line interval on stderr, 0.1 to 1e9 (default: 1 on a\n"
+    "                           terminal, else 60; 0: none)\n"
     "      --help               show this help\n";
 
 void job_opts_init(struct job_opts *o)
@@ -68,9 +70,12 @@ int usage_hint(void)
 	return EXIT_USAGE;
 }
 
+/* Seconds, decimal (1, 0.5, 2e3): strtod would also take spaces, a sign, hex, inf and nan. */
 static bool parse_seconds(const char *s, double *out)
 {
 	char *end;
+	if (!((*s >= '0' && *s <= '9') || *s == '.') || s[strspn(s, "0123456789.eE+-")])
+		return false;
 	errno = 0;
 	double v = strtod(s, &end);
 	if (errno || end == s || *end || !(v >= 0 && v <= 1e9)) /* NaN fails both */
@@ -79,9 +84,18 @@ static bool parse_seconds(const char *s, double *out)
 	return true;
 }
 
+bool job_name_given(const char *opt, const char *name)
+{
+	if (!*name)
+		return usage_error("%s '': an empty name names no file or directory", opt), false;
+	return true;
+}
+
 bool job_output_ok(const char *opt, const char *path)
 {
 	struct stat st;
+	if (!job_name_given(opt, path))
+		return false;
 	if (!strcmp(path, "-"))
 		return true;
 	if (stat(path, &st) == 0) {
@@ -103,6 +117,85 @@ bool job_output_ok(const char *opt, const char *path)
 		usage_error("%s %s: %s", opt, path, strerror(errno));
 	free(dir);
 	return ok;
+}
+
+/* Can --exclude pat be used? false after a usage error saying why, and for a path what to exclude
+ * instead: its last name, which matches at every depth. */
+static bool job_exclude_ok(const char *pat)
+{
+	const char *why = exclude_refusal(pat);
+	if (!why)
+		return true;
+	size_t len = strlen(pat);
+	while (len && pat[len - 1] == '/')
+		len--;
+	const char *last = pat + len;
+	while (last > pat && last[-1] != '/')
+		last--;
+	if (last == pat + len) /* no name: nothing to suggest */
+		return usage_error("--exclude '%s': %s", pat, why), false;
+	return usage_error("--exclude '%s': %s; to leave out %.*s, exclude '%s' (it matches that name at every depth) "
+			   "or name the other entries as operands",
+			   pat, why, (int)len, pat, last),
+	       false;
+}
+
+/* Where output x goes: stat of its file ("-": of standard error for --errors, else of standard
+ * output). false when it does not exist yet. */
+static bool job_output_stat(const struct job_output *x, struct stat *st)
+{
+	if (strcmp(x->path, "-"))
+		return stat(x->path, st) == 0;
+	return fstat(strcmp(x->opt, "--errors") ? 1 : 2, st) == 0;
+}
+
+/* Do outputs a and b go to the same file (see job_check_outputs)? A file, a pipe or a socket
+ * shared would mix or overwrite them; a device (/dev/null, a terminal) is left to the user. */
+static bool job_same_output(const struct job_output *a, const struct job_output *b)
+{
+	struct stat sa, sb;
+	char ra[PATH_MAX], rb[PATH_MAX];
+	bool da = !strcmp(a->path, "-"), db = !strcmp(b->path, "-");
+	/* Both standard streams: the command's own checks (--json - beside paths on standard output);
+	 * find's -fprint /dev/stdout beside -o - is one output on purpose. */
+	if ((da && db) || ((da || db) && strcmp(a->opt, "--json") && strcmp(b->opt, "--json")))
+		return false;
+	bool ea = job_output_stat(a, &sa), eb = job_output_stat(b, &sb);
+	if (ea && eb)
+		return (S_ISREG(sa.st_mode) || S_ISFIFO(sa.st_mode) || S_ISSOCK(sa.st_mode)) && sa.st_dev == sb.st_dev &&
+		       sa.st_ino == sb.st_ino;
+	return !ea && !eb && path_resolve(a->path, ra) && path_resolve(b->path, rb) && !strcmp(ra, rb);
+}
+
+/* Is output path inside the state directory state, or that directory itself? */
+static bool job_output_in_state(const char *path, const char *state)
+{
+	char rp[PATH_MAX], rs[PATH_MAX];
+	return path_resolve(path, rp) && path_resolve(state, rs) && path_inside(rp, rs);
+}
+
+int job_check_outputs(const struct job_opts *o, const struct job_output *outs, size_t n)
+{
+	struct job_output all[n + 2];
+	size_t m = 0;
+	all[m++] = (struct job_output){"--json", o->json};
+	all[m++] = (struct job_output){"--errors", o->errors};
+	for (size_t i = 0; i < n; i++)
+		all[m++] = outs[i];
+	for (size_t i = 0; i < m; i++) {
+		if (!all[i].path)
+			continue;
+		if (o->state && strcmp(all[i].path, "-") && job_output_in_state(all[i].path, o->state))
+			return usage_error("%s %s and --state %s: the output would be in the state directory, which is "
+					   "myriad's own: write it elsewhere",
+					   all[i].opt, all[i].path, o->state);
+		for (size_t k = i + 1; k < m; k++)
+			if (all[k].path && job_same_output(&all[i], &all[k]))
+				return usage_error("%s %s and %s %s name the same file: one would overwrite the other; "
+						   "give each its own file",
+						   all[i].opt, all[i].path, all[k].opt, all[k].path);
+	}
+	return 0;
 }
 
 int job_opt(struct job_opts *o, int c, const char *arg)
@@ -128,6 +221,8 @@ int job_opt(struct job_opts *o, int c, const char *arg)
 			return usage_error("--fresh and --no-state contradict each other: --fresh discards the saved "
 					   "state and keeps a new one, --no-state leaves it alone and keeps none"),
 			       -1;
+		if (c == OPT_STATE && !job_name_given("--state", arg))
+			return -1;
 		if (c == OPT_STATE)
 			o->state = arg;
 		else if (c == OPT_NO_STATE)
@@ -136,8 +231,10 @@ int job_opt(struct job_opts *o, int c, const char *arg)
 			o->fresh = true;
 		return 1;
 	case OPT_PROGRESS:
-		if (!parse_seconds(arg, &o->progress_s))
-			return usage_error("--progress: '%s' is not a number of seconds from 0 (none) to 1e9", arg), -1;
+		/* Below 0.1 s a status line is unreadable, and written thousands of times a second. */
+		if (!parse_seconds(arg, &o->progress_s) || (o->progress_s > 0 && o->progress_s < 0.1))
+			return usage_error("--progress: '%s' is not 0 (none) or a number of seconds from 0.1 to 1e9", arg),
+			       -1;
 		return 1;
 	case OPT_CHECKPOINT:
 		if (!parse_seconds(arg, &o->checkpoint_s) || o->checkpoint_s < 0.01)
@@ -150,6 +247,8 @@ int job_opt(struct job_opts *o, int c, const char *arg)
 		o->threads = (int)v;
 		return 1;
 	case OPT_EXCLUDE:
+		if (!job_exclude_ok(arg))
+			return -1;
 		o->excludes = xrealloc(o->excludes, (o->nexcludes + 1) * sizeof(*o->excludes));
 		o->excludes[o->nexcludes++] = (char *)arg;
 		return 1;
@@ -186,7 +285,7 @@ int job_getopt(struct job_opts *o, int argc, char **argv, const char *shortopts,
 			return *rc = usage_hint(), 0; /* getopt said what is wrong */
 		return opt;
 	}
-	return *rc = OPTS_RUN, 0;
+	return *rc = job_check_outputs(o, NULL, 0) ? EXIT_USAGE : OPTS_RUN, 0;
 }
 
 int job_threads(const struct job_opts *o, int per_cpu, int min, int cap)
@@ -474,8 +573,18 @@ int write_json_file(const char *path, const struct sbuf *doc)
 	return outfile_write_file(path, doc->data, doc->len);
 }
 
+int job_check_named(char *const *ops, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!*ops[i])
+			return usage_error("'': an empty operand names no file or directory (operand %zu)", i + 1);
+	return 0;
+}
+
 int job_check_dirs(char *const *dirs, size_t n)
 {
+	if (job_check_named(dirs, n))
+		return EXIT_USAGE;
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
 		if (stat(dirs[i], &st) != 0)

@@ -105,8 +105,25 @@ int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int usage_hint(void);
 
 /* Can an output FILE named by option opt be written ("-", a writable file, or a new name in a
- * writable directory)? false after a usage error naming it. */
+ * writable directory; not "")? false after a usage error naming it. */
 bool job_output_ok(const char *opt, const char *path);
+
+/* Is a name given to option opt (a file or directory: not "")? false after a usage error naming
+ * the option. */
+bool job_name_given(const char *opt, const char *name);
+
+/* An output file a command writes besides --json and --errors: the option that names it, the
+ * name (NULL: not given). */
+struct job_output {
+	const char *opt;
+	const char *path;
+};
+/* Do --json, --errors and the n outputs name distinct files, none inside (or being) the --state
+ * directory? Names are compared resolved, existing files also by device and inode (a hard link, a
+ * symlink); "-" and what is not a regular file (/dev/null) may be shared. 0, or EXIT_USAGE after a
+ * usage error naming both options. job_getopt checks --json and --errors; a command with outputs
+ * of its own calls this with them once it has parsed them. */
+int job_check_outputs(const struct job_opts *o, const struct job_output *outs, size_t n);
 
 struct job {
 	const struct job_opts *opts;
@@ -155,6 +172,9 @@ void job_walk_progress(struct sbuf *line, struct walk *w, const char *cmd, uint6
 /* The same with a count of errors other than the walk's own (a job of MPI ranks: the job's). */
 void job_walk_progress_errors(struct sbuf *line, struct walk *w, const char *cmd, uint64_t entries, uint64_t dirs,
 			      uint64_t errors, const char *after);
+
+/* Is every operand a name (not "")? 0, or EXIT_USAGE after a usage error saying which is empty. */
+int job_check_named(char *const *ops, size_t n);
 
 /* Are the operands existing directories (a symlink to one is)? 0, or EXIT_USAGE after a usage
  * error naming the first that is not. */

@@ -59,6 +59,7 @@ struct ckpt {
 	int lockfd;
 	bool owned; /* made by myriad: removed with the last of its files */
 	bool identity_saved;
+	char *summary; /* the command line, written with the first snapshot (NULL: none) */
 	bool started; /* no snapshot, but an earlier run's identity */
 	struct sbuf identity;
 	struct ckpt_info *prev; /* what an earlier run left, read before this one wrote anything */
@@ -97,10 +98,12 @@ char *ckpt_default_base(void)
 {
 	char buf[PATH_MAX];
 	const char *xdg = getenv("XDG_STATE_HOME");
-	if (geteuid() == 0 && !xdg)
-		return xstrdup("/var/lib/myriad");
+	/* $XDG_STATE_HOME wins for root too (the tests and a root's own setup rely on it); empty is
+	 * unset, as the XDG specification says. */
 	if (xdg && *xdg) {
 		snprintf(buf, sizeof(buf), "%s/myriad", xdg);
+	} else if (geteuid() == 0) {
+		return xstrdup("/var/lib/myriad");
 	} else {
 		const char *home = getenv("HOME");
 		snprintf(buf, sizeof(buf), "%s/.local/state/myriad", home && *home ? home : "/tmp");
@@ -492,16 +495,8 @@ struct ckpt *ckpt_open(const char *cmd, const char *state_dir, const struct sbuf
 		warnx_("state directory %s: %s: %s", c->dir, MARKER, errstr(errno));
 		goto fail;
 	}
-	char pid[32];
-	int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-	if (ftruncate(c->lockfd, 0) != 0 || pwrite(c->lockfd, pid, n, 0) != n) {
-		/* The pid is informational only. */
-	}
 	sbuf_add(&c->identity, identity->data, identity->len);
-	if (summary && write_file_at(c->dirfd, "command", summary, strlen(summary), false) != 0) {
-		warnx_("state directory %s: write: %s", c->dir, errstr(errno));
-		goto fail;
-	}
+	c->summary = summary ? xstrdup(summary) : NULL;
 	return c;
 fail:
 	ckpt_close(c);
@@ -572,12 +567,29 @@ void ckpt_save_progress(struct ckpt *c, const char *line, size_t len)
 	}
 }
 
+/* Make the directory this run's: its pid in the lock, its command line. Done with the first
+ * snapshot, not on opening, so that a run refused after ckpt_open (another job's state, a corrupt
+ * snapshot, bad operands) leaves the earlier run's files as they were: `myriad jobs` and the
+ * resume still show its command line, and its age (the newest file) is not reset. */
+static int claim(struct ckpt *c)
+{
+	char pid[32];
+	int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(c->lockfd, 0) != 0 || pwrite(c->lockfd, pid, n, 0) != n) {
+		/* The pid is informational only. */
+	}
+	if (c->summary && write_file_at(c->dirfd, "command", c->summary, strlen(c->summary), false) != 0)
+		return -1;
+	return 0;
+}
+
 int ckpt_save(struct ckpt *c, const void *data, size_t len)
 {
 	/* The identity is written with this run's first snapshot, before it: a snapshot is never
 	 * paired with another job's identity. */
 	if (!c->identity_saved) {
-		if (write_file_at(c->dirfd, "identity", c->identity.data, c->identity.len, true) != 0)
+		if (claim(c) != 0 ||
+		    write_file_at(c->dirfd, "identity", c->identity.data, c->identity.len, true) != 0)
 			goto fail;
 		c->identity_saved = true;
 	}
@@ -608,6 +620,7 @@ void ckpt_close(struct ckpt *c)
 	if (c->dirfd >= 0)
 		close(c->dirfd);
 	sbuf_free(&c->identity);
+	free(c->summary);
 	ckpt_info_free(c->prev);
 	free(c->prev);
 	free(c->snapshot_path);

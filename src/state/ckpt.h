@@ -21,7 +21,8 @@ struct ckpt;
 /*
  * Open and lock the state directory for a job. identity is the job's canonical description
  * (it is hashed for the default directory name and compared on resume); summary is a readable
- * one-line command kept beside the state for humans. A directory is used only when it is new,
+ * one-line command kept beside the state for humans, written (with the pid in the lock) along with
+ * the first snapshot, so that a run refused before it changes nothing of an earlier run's state. A directory is used only when it is new,
  * empty, marked as myriad's (its myriad-state file), or an older myriad's state (only myriad's
  * files, a real job's identity and snapshot); an empty or old one gets the marker. Returns NULL
  * with a message on stderr, having created, changed and removed nothing in a directory that is

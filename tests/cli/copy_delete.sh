@@ -156,3 +156,30 @@ if tmpfs_mount "$A"; then
 else
 	skip "bind-mount aliases: cannot mount a tmpfs"
 fi
+
+# --- --exclude NAME/: directories of that name only, in SRC and among DST's extras. ---
+mkdir -p xsrc/a/keep/in xsrc/b xsrc/e xsrc/f xdst/e/keep/in xdst/f
+touch xsrc/a/keep/in/f xsrc/b/keep xdst/e/keep/in/g xdst/f/keep
+"$MYRIAD" copy --no-state --delete --exclude keep/ xsrc xdst >/dev/null 2>"$S/err"
+expect_eq "copy --delete --exclude keep/: the file keep copied, the directory not; DST's directory keep kept, its file keep deleted" \
+	"0 xdst xdst/a xdst/b xdst/b/keep xdst/e xdst/e/keep xdst/e/keep/in xdst/e/keep/in/g xdst/f" \
+	"$? $(find xdst | sort | tr '\n' ' ' | sed 's/ $//')"
+# Excluded names inside an extra DST directory stay, with the directories above them (rsync's
+# --delete keeps them too); the rest of it goes, and the dry run counts the same. Where SRC has a
+# file in that directory's place, the file cannot be made: said, exit 1.
+mkdir -p xdst/gone/deep/er xdst/gone/plain
+touch xdst/gone/deep/er/notes.log xdst/gone/deep/er/junk xdst/gone/plain/junk2 xdst/gone/junk3
+"$MYRIAD" copy --no-state --dry-run --delete --exclude '*.log' --exclude keep/ --json "$S/xd.json" xsrc xdst >/dev/null 2>&1
+"$MYRIAD" copy --no-state --delete --exclude '*.log' --exclude keep/ --json "$S/xr.json" xsrc xdst >/dev/null 2>"$S/err"
+expect_eq "copy --delete --exclude '*.log': an extra directory goes but its excluded file and the directories above it; exit 0; the dry run counted the same" \
+	"0 xdst/gone xdst/gone/deep xdst/gone/deep/er xdst/gone/deep/er/notes.log 4 4" \
+	"$? $(find xdst/gone | sort | tr '\n' ' ' | sed 's/ $//') $(json_num "$S/xr.json" deleted) $(json_num "$S/xd.json" deleted)"
+echo f >xsrc/gone
+"$MYRIAD" copy --no-state --delete --exclude '*.log' --exclude keep/ xsrc xdst >/dev/null 2>"$S/err"
+expect_eq "copy --delete: SRC's file where DST keeps a directory for an excluded name in it: exit 1, said, the excluded file kept" \
+	"1 1 yes" "$? $(grep -c 'xdst/gone' "$S/err") $([ -f xdst/gone/deep/er/notes.log ] && echo yes)"
+rm -f xsrc/gone
+touch xdst/f/keep
+"$MYRIAD" copy --no-state --delete --exclude f/keep xsrc xdst >/dev/null 2>"$S/err"
+expect_eq "copy --delete --exclude f/keep: refused (exit 2), DST untouched" "2 yes" \
+	"$? $([ -e xdst/f/keep ] && echo yes || echo no)"

@@ -94,6 +94,17 @@ touch -d "10 days ago" "$STATES/$id2"/*
 rc=$?
 [ $rc -ne 0 ] && [ -d "$STATES/$id2" ] && ok "jobs rm --older-than: an old state a run holds is kept (exit $rc)" ||
 	fail "--older-than running: exit $rc; $(cat "$W/err")"
+# --older-than 0s: every stopped job's state (it was refused); still never one a run holds.
+id1=$(id_of "$W/t1")
+"$MYRIAD" jobs rm --older-than 0s >"$W/out" 2>"$W/err"
+rc=$?
+[ -n "$id1" ] && [ ! -e "$STATES/$id1" ] && [ -d "$STATES/$id2" ] && [ -e "$STATES/$id2/snapshot" ] &&
+	ok "jobs rm --older-than 0s: removes the stopped job's state, keeps the running one's (exit $rc)" ||
+	fail "--older-than 0s: exit $rc, states left: $(ls "$STATES"): $(cat "$W/out" "$W/err")"
+for age in " 1d" +1d -0s 1e1d 0x1d 1dd; do
+	"$MYRIAD" jobs rm --older-than "$age" >/dev/null 2>"$W/err"
+	expect_eq "jobs rm --older-than '$age': refused" "2 yes" "$? $(grep -q "from 0" "$W/err" && echo yes)"
+done
 kill -0 $pid 2>/dev/null && ok "the running job was not disturbed" || fail "the running walk died"
 kill -INT $pid
 wait $pid
@@ -124,6 +135,45 @@ stop "$MYRIAD" walk --rate 5k --state "$W/st" "$W/t1"
 expect_eq "jobs --state DIR rm ID: removed" "0 no" "$? $([ -e "$W/st" ] && echo yes || echo no)"
 "$MYRIAD" jobs --state "$W/nowhere" >"$W/out" 2>&1
 expect_eq "jobs --state on a missing directory: nothing saved, exit 0" "0" "$?"
+
+# A run refused on another job's state, or on a corrupt snapshot, changes nothing of it: `myriad
+# jobs` and the real resume still show the stopped job's command line (it was overwritten).
+stop "$MYRIAD" walk --rate 5k --state "$W/st2" "$W/t1"
+want="myriad walk --rate 5k --state $W/st2 --progress 0 $W/t1"
+before=$(cd "$W/st2" && stat -c '%n %s %Y' * | md5sum)
+"$MYRIAD" walk --stat --state "$W/st2" "$W/t2" >/dev/null 2>"$W/err"
+expect_eq "a walk on another job's --state: refused" 2 $?
+"$MYRIAD" jobs --state "$W/st2" | grep -qF "$want" && ok "refused on another job's state: jobs shows the stopped job's command" ||
+	fail "refused on another job's state: jobs shows $("$MYRIAD" jobs --state "$W/st2" 2>&1)"
+expect_eq "refused on another job's state: its files unchanged" "$before" "$(cd "$W/st2" && stat -c '%n %s %Y' * | md5sum)"
+cp "$W/st2/snapshot" "$W/snap.good"
+printf 'garbage' >"$W/st2/snapshot"
+touch -d "3 days ago" "$W/st2"/*
+"$MYRIAD" walk --progress 0 --state "$W/st2" "$W/t1" >/dev/null 2>"$W/err"
+expect_eq "a walk on a corrupt snapshot: refused" 2 $?
+"$MYRIAD" jobs --state "$W/st2" | grep -F "$want" | grep -q "3 days\|$(date -d '3 days ago' +%F)" &&
+	ok "refused on a corrupt snapshot: jobs shows the command line and the age it had" ||
+	fail "refused on a corrupt snapshot: jobs shows $("$MYRIAD" jobs --state "$W/st2" 2>&1)"
+cp "$W/snap.good" "$W/st2/snapshot"
+"$MYRIAD" walk --rate 5k --progress 0 --state "$W/st2" "$W/t1" >/dev/null 2>"$W/err"
+grep -qF "resuming the earlier run of this job: '$want'" "$W/err" &&
+	ok "after both refusals, the real resume names the stopped job's command line" || fail "resume: $(cat "$W/err")"
+
+# An empty ID names the operand (it said ": No such file..." of the base directory).
+"$MYRIAD" jobs rm '' >/dev/null 2>"$W/err"
+expect_eq "jobs rm '': refused, naming the empty operand" "2 yes" "$? $(grep -q "'': an empty operand" "$W/err" && echo yes)"
+# The default location: $XDG_STATE_HOME/myriad when set (root too), else /var/lib/myriad for root
+# (an empty XDG_STATE_HOME is unset: root's went to ~/.local/state/myriad). Listing only.
+if is_root; then
+	expect_eq "jobs as root with XDG_STATE_HOME set: looks there" "$XDG_STATE_HOME/myriad" \
+		"$("$MYRIAD" jobs --json - 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')"
+	expect_eq "jobs as root with XDG_STATE_HOME empty: /var/lib/myriad" "/var/lib/myriad" \
+		"$(XDG_STATE_HOME= HOME=$W "$MYRIAD" jobs --json - 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')"
+else
+	skip "the default location for root: not root"
+fi
+"$MYRIAD" jobs --help | grep -q -- "--state DIR.*\$XDG_STATE_HOME/myriad" && ok "jobs --help: names \$XDG_STATE_HOME first" ||
+	fail "jobs --help: $("$MYRIAD" jobs --help | grep -A2 -- --state)"
 
 "$MYRIAD" jobs --help | grep -q -- "--older-than" && ok "jobs --help describes --older-than" || fail "jobs --help"
 "$MYRIAD" jobs rm >/dev/null 2>&1

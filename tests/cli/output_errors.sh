@@ -58,6 +58,27 @@ expect_eq "walk --print | head -1: nothing on stderr" "" "$(cat "$S/e5")"
 expect_eq "walk --print | head -1: no state kept" "" "$(ls -A "$XDG_STATE_HOME/myriad" 2>/dev/null)"
 expect_eq "after | head, the same walk lists every entry" "$n" "$("$MYRIAD" walk --print "$T" 2>/dev/null | wc -l)"
 
+# --rate spreads its budget over entries: output flows, so a closed pipe ends a slow walk at once
+# (it charged a directory's 300 entries at a time: --rate 10 | head -1 took 30 s), and the average
+# holds (200 entries at --rate 100: about 2 s; the first 0.1 s worth may go at once).
+R=$S/rate
+mkdir -p "$R/d300" "$R/d199"
+(cd "$R/d300" && touch $(seq -f 'f%g' 300)) && (cd "$R/d199" && touch $(seq -f 'f%g' 199))
+for cmd in walk find; do
+	s=$(date +%s%N)
+	timeout 10 "$MYRIAD" $cmd --rate 10 $([ $cmd = walk ] && echo --print) "$R/d300" 2>/dev/null | head -1 >/dev/null
+	ms=$((($(date +%s%N) - s) / 1000000))
+	[ "$ms" -lt 2000 ] && ok "$cmd --rate 10 | head -1 over 300 entries: ends in ${ms} ms (< 2 s)" ||
+		fail "$cmd --rate 10 | head -1 over 300 entries: took ${ms} ms"
+done
+for cmd in walk du; do
+	s=$(date +%s%N)
+	"$MYRIAD" $cmd --no-state --rate 100 "$R/d199" >/dev/null 2>&1
+	ms=$((($(date +%s%N) - s) / 1000000))
+	[ "$ms" -ge 1700 ] && [ "$ms" -le 2600 ] && ok "$cmd --rate 100 over 200 entries: ${ms} ms (1.7 to 2.6 s)" ||
+		fail "$cmd --rate 100 over 200 entries: ${ms} ms, not 1.7 to 2.6 s"
+done
+
 # -o FILE on a filesystem that fills up: said once, stopped with state; with room, the same
 # command completes the list, each path once.
 if is_root && mkdir -p "$S/tiny" && mount -t tmpfs -o size=64k myriad-tiny "$S/tiny"; then
@@ -132,3 +153,63 @@ once "rm --json /dev/full: said once" "$S/e11" "/dev/full: write: $full"
 expect_eq "rm >/dev/full (summary): exit 1" 1 $?
 once "rm >/dev/full (summary): said once" "$S/e11" "standard output: write: $full"
 said "rm >/dev/full (summary): the summary goes to stderr" "$S/e11" "directories removed"
+
+# Two outputs in one file, or an output in the state directory: refused before anything is done
+# (exit 2, nothing written, the state untouched), naming both options. By name once resolved, and by
+# device and inode (a hard link, a symlink). The path list used to be lost, exit 0.
+O=$S/two
+mkdir -p "$O/st"
+touch "$O/x"
+ln "$O/x" "$O/hard"
+ln -s x "$O/sym"
+# refused NAME WANT1 WANT2 CMD...: CMD exits 2, names both, writes nothing in $O.
+refused() {
+	local name=$1 w1=$2 w2=$3
+	shift 3
+	local before after
+	before=$(cd "$O" && find . -printf '%p %s %T@\n' | sort)
+	"$@" >"$S/out" 2>"$S/err"
+	local rc=$?
+	after=$(cd "$O" && find . -printf '%p %s %T@\n' | sort)
+	if [ $rc = 2 ] && grep -qF -- "$w1" "$S/err" && grep -qF -- "$w2" "$S/err" && [ "$before" = "$after" ] && [ ! -s "$S/out" ]; then
+		ok "$name: refused up front, naming both"
+	else
+		fail "$name: exit $rc, changed: $([ "$before" = "$after" ] && echo no || echo yes): $(cat "$S/err")"
+	fi
+}
+refused "walk -o X --json X" "--json $O/x" "--output $O/x" "$MYRIAD" walk -o "$O/x" --json "$O/x" "$T"
+refused "walk -o X --errors ./X" "--errors" "--output" "$MYRIAD" walk -o "$O/x" --errors "$O/../two/x" "$T"
+refused "walk --json X --errors HARDLINK" "--json $O/x" "--errors $O/hard" "$MYRIAD" walk --json "$O/x" --errors "$O/hard" "$T"
+refused "du --json X -o SYMLINK" "--json" "--output $O/sym" "$MYRIAD" du --json "$O/x" -o "$O/sym" "$T"
+refused "find --json X -fprint X" "--json" "-fprint" "$MYRIAD" find --json "$O/x" "$T" -fprint "$O/x"
+refused "find -o X -fprint SYMLINK" "--output" "-fprint $O/sym" "$MYRIAD" find -o "$O/x" "$T" -fprint "$O/sym"
+refused "find -o NEW -fprint NEW" "--output" "-fprint" "$MYRIAD" find -o "$O/new" "$T" -fprint "$O/./new"
+refused "walk -o in the --state directory" "--output $O/st/out" "--state $O/st" "$MYRIAD" walk --state "$O/st" -o "$O/st/out" "$T"
+refused "walk --json the --state directory" "--json $O/st2" "--state $O/st2" "$MYRIAD" walk --state "$O/st2" --json "$O/st2" "$T"
+refused "du --errors in the --state directory" "--errors" "--state" "$MYRIAD" du -s --state "$O/st" --errors "$O/st/e" "$T"
+"$MYRIAD" walk --no-state -o /dev/null --json /dev/null "$T" >/dev/null 2>&1
+expect_eq "walk -o /dev/null --json /dev/null: not a file to lose, allowed" 0 $?
+# --json - is standard output: a named output that is standard output too would mix with it.
+refused "walk -o /dev/stdout --json -" "--json -" "--output /dev/stdout" "$MYRIAD" walk -o /dev/stdout --json - "$T"
+refused "find --json - -fprint /dev/stdout" "--json -" "-fprint /dev/stdout" "$MYRIAD" find --json - "$T" -fprint /dev/stdout
+refused "walk --json - --errors /dev/stdout" "--json -" "--errors /dev/stdout" "$MYRIAD" walk --json - --errors /dev/stdout "$T"
+"$MYRIAD" find -o - "$T" -fprint /dev/stdout 2>/dev/null | wc -l >"$S/n"
+expect_eq "find -o - -fprint /dev/stdout: one output, as before" "$n" "$(cat "$S/n")"
+"$MYRIAD" walk --no-state --json - --errors - "$T" 2>&1 | grep -c '"entries"' >"$S/n"
+expect_eq "walk --json - --errors - (both standard streams): allowed, as before" 1 "$(cat "$S/n")"
+
+# An empty file or directory name is refused up front, naming the option (--json '' used to walk
+# everything, then fail with exit 1 and a message naming no option).
+for args in "walk --json ''" "walk --errors ''" "walk -o ''" "walk --state ''" "du -o ''" "find --json ''" \
+	"find -o ''" "rm --json ''" "copy --errors ''" "verify --state ''" "jobs --state ''" "jobs --json ''" \
+	"report -o ''" "lifecycle --out ''" "lifecycle --image-dir ''"; do
+	set -- $args
+	"$MYRIAD" "$1" "$2" '' $([ "$1" = jobs ] || [ "$1" = lifecycle ] || echo "$T") >"$S/out" 2>"$S/err"
+	rc=$?
+	[ $rc = 2 ] && grep -qF -- "${2/#-o/--output} ''" "$S/err" && ok "$args: refused up front, naming the option" ||
+		fail "$args: exit $rc: $(cat "$S/err")"
+done
+"$MYRIAD" find "$T" -fprint '' >"$S/out" 2>"$S/err"
+rc=$?
+[ $rc = 2 ] && grep -qF -- "-fprint ''" "$S/err" && ok "find -fprint '': refused up front, naming the action" ||
+	fail "find -fprint '': exit $rc: $(cat "$S/err")"

@@ -41,6 +41,49 @@ expect_eq "--exclude: only the kept entries and their parents remain" \
 	"$T $T/d3 $T/d3/keep.me $T/d7 $T/d7/keep.me" "$(find "$T" | sort | tr '\n' ' ' | sed 's/ $//')"
 rm -rf "$T"
 
+# --exclude NAME/ keeps directories of that name (and all under them), not files; a pattern with a
+# '/' elsewhere matches no name: refused before anything is removed (it used to remove all, exit 0).
+# mkkeep DIR: a directory keep with a subtree, a file keep, and t/keep.
+mkkeep() { mkdir -p "$1/d1/keep/sub" "$1/d2" "$1/t/keep" && touch "$1/d1/keep/sub/f" "$1/d2/keep" "$1/d2/other"; }
+mkkeep "$T"
+"$MYRIAD" rm --exclude 'keep/' "$T" >/dev/null 2>"$S/err"
+expect_eq "--exclude keep/: exit 0" 0 $?
+expect_eq "--exclude keep/: the directories keep and their subtrees stay, the file keep goes" \
+	"$T $T/d1 $T/d1/keep $T/d1/keep/sub $T/d1/keep/sub/f $T/t $T/t/keep" "$(find "$T" | sort | tr '\n' ' ' | sed 's/ $//')"
+rm -rf "$T"
+mkkeep "$T"
+before=$(find "$T" | sort)
+for pat in t/keep '*/keep' "$T/t/keep" '' /; do
+	"$MYRIAD" rm --exclude "$pat" "$T" >/dev/null 2>"$S/err"
+	rc=$?
+	expect_eq "--exclude '$pat': refused (exit 2), nothing removed" "2 yes" "$rc $([ "$(find "$T" | sort)" = "$before" ] && echo yes || echo no)"
+done
+"$MYRIAD" rm --exclude t/keep "$T" 2>&1 | grep -qF "myriad rm: --exclude 't/keep': patterns match one name, not a path ('/' may only end a pattern, for directories); to leave out t/keep, exclude 'keep'" &&
+	ok "--exclude t/keep: says why and what to exclude instead" || fail "--exclude t/keep: $("$MYRIAD" rm --exclude t/keep "$T" 2>&1)"
+rm -rf "$T"
+# The same where the filesystem gives no entry types (DT_UNKNOWN): the engine stats to tell.
+if mkdir -p "$W/back" && mount_faultfs "$W/back" "$W/ff" --dt-unknown 2>"$S/why"; then
+	mkkeep "$W/ff/t"
+	"$MYRIAD" rm --exclude 'keep/' "$W/ff/t" >/dev/null 2>"$S/err"
+	expect_eq "--exclude keep/ without entry types: the directories keep stay, the file keep goes" \
+		"0 $W/back/t $W/back/t/d1 $W/back/t/d1/keep $W/back/t/d1/keep/sub $W/back/t/d1/keep/sub/f $W/back/t/t $W/back/t/t/keep" \
+		"$? $(find "$W/back/t" | sort | tr '\n' ' ' | sed 's/ $//')"
+else
+	skip "--exclude keep/ without entry types: faultfs: $(cat "$S/why")"
+fi
+
+# An empty operand is named as such (it said ": No such file or directory"), and refuses the
+# whole command: nothing removed.
+mkdir -p "$W/e/x"
+"$MYRIAD" rm "$W/e" '' >/dev/null 2>"$S/err"
+expect_eq "rm DIR '': refused, naming the empty operand, DIR kept" "2 yes yes" \
+	"$? $(grep -q "myriad rm: '': an empty operand" "$S/err" && echo yes) $([ -d "$W/e/x" ] && echo yes)"
+for args in "copy '' $W/e2" "copy $W/e ''" "fill -n 1 ''"; do
+	eval "\"\$MYRIAD\" $args" >/dev/null 2>"$S/err"
+	expect_eq "$args: refused, naming the empty operand" "2 yes" "$? $(grep -q "'': an empty operand" "$S/err" && echo yes)"
+done
+rm -rf "$W/e"
+
 # Bad operands.
 "$MYRIAD" rm / 2>"$S/err"
 expect_eq "rm /: refused with exit 2" 2 $?

@@ -32,6 +32,29 @@ check "--type f,l prints only files and symlinks" cmp -s "$S/p1" "$S/p2"
 find "$T" \( -name 'deep*' -o -name 'mmm*' \) -prune -o -print | sort >"$S/p2"
 check "--exclude skips matching entries and does not enter directories" cmp -s "$S/p1" "$S/p2"
 
+# --exclude NAME/: directories only; a '/' elsewhere (a path) or an empty pattern is refused, in
+# every command that takes --exclude (such a pattern used to match nothing, silently).
+K=$S/kx
+mkdir -p "$K/a/keep/in" "$K/b"
+touch "$K/a/keep/in/f" "$K/b/keep"
+"$MYRIAD" walk --no-state --print --exclude 'keep//' "$K" 2>/dev/null | sort >"$S/p1"
+find "$K" -name keep -type d -prune -o -print | sort >"$S/p2"
+check "--exclude keep//: skips the directories keep, lists the file keep" cmp -s "$S/p1" "$S/p2"
+"$MYRIAD" du --no-state --inodes -s --exclude 'keep/' "$K" 2>/dev/null | cut -f1 >"$S/n"
+expect_eq "du --exclude keep/: counts the file keep, not the directory's subtree" "$(wc -l <"$S/p2")" "$(cat "$S/n")"
+for args in "walk ''" "walk $K ''" "du ''" "find ''" "verify ''"; do
+	eval "\"\$MYRIAD\" $args" >/dev/null 2>"$S/err"
+	expect_eq "$args: refused, naming the empty operand" "2 yes" "$? $(grep -q "'': an empty operand" "$S/err" && echo yes)"
+done
+for cmd in walk find du; do
+	for pat in a/keep '*/keep' ''; do
+		"$MYRIAD" $cmd --no-state --exclude "$pat" "$K" >"$S/out" 2>"$S/err"
+		rc=$?
+		grep -qF -- "--exclude '$pat': " "$S/err" && [ ! -s "$S/out" ] && [ $rc = 2 ] &&
+			ok "$cmd --exclude '$pat': refused up front, naming the pattern" || fail "$cmd --exclude '$pat': exit $rc: $(cat "$S/err" "$S/out")"
+	done
+done
+
 "$MYRIAD" walk --no-state --stat --json "$S/s.json" "$T/sub" >/dev/null 2>&1
 want=$(find "$T/sub" -printf '%s\n' | awk '{s+=$1} END {print s}')
 expect_eq "--stat apparent bytes equal find -printf %s" "$want" "$(json_num "$S/s.json" apparent_bytes)"

@@ -93,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	job_opts_init(&o);
 	prog_name = "fuzz numbers";
 	if (job_opt(&o, OPT_PROGRESS, s) == 1)
-		fuzz_check(o.progress_s >= 0 && o.progress_s <= 1e9);
+		fuzz_check(o.progress_s == 0 || (o.progress_s >= 0.1 && o.progress_s <= 1e9));
 	if (job_opt(&o, OPT_CHECKPOINT, s) == 1)
 		fuzz_check(o.checkpoint_s >= 0.01 && o.checkpoint_s <= 1e9);
 	if (job_opt(&o, 'j', s) == 1)

@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
@@ -56,7 +55,8 @@ static const char copy_help[] =
     "                           then reports), write nothing\n"
     "      --xdev               do not descend into other filesystems under SRC (a mount point\n"
     "                           becomes an empty directory, as with cp -ax and rsync -ax)\n"
-    "      --exclude GLOB       skip entries whose name matches; repeatable\n"
+    "      --exclude GLOB       skip entries whose name matches (GLOB/: only directories; a name, not\n"
+    "                           a path); repeatable\n"
     "      --rate N             visit at most N entries per second\n"
     "      --bwlimit BYTES      copy at most BYTES of data per second (e.g. 50M)\n"
     "      --ionice CLASS       idle, or be:0..7 (best effort, 0 highest): the I/O priority to run at\n"
@@ -90,13 +90,9 @@ static const char copy_help[] =
 /* Memory for hard-linked inodes whose other links are still to come, before they spill to disk. */
 #define LINK_MEMORY_DEFAULT (64u << 20)
 
-/* An --exclude pattern matches name. */
-bool copy_excluded(const struct copy *c, const char *name)
+bool copy_excluded(const struct copy *c, int dirfd, const char *name, unsigned char dtype)
 {
-	for (size_t i = 0; i < c->nexcludes; i++)
-		if (fnmatch(c->excludes[i], name, 0) == 0)
-			return true;
-	return false;
+	return c->nexcludes && excludes_match(&c->excl, dirfd, name, dtype);
 }
 
 void copy_state_save(struct sbuf *b, const struct copy_state *s)
@@ -385,7 +381,7 @@ static int copy_parse(int argc, char **argv, void *opts)
 		return usage_error("--max-delete limits --delete, which is not given");
 	o->src = argv[optind];
 	o->dst = argv[optind + 1];
-	return OPTS_RUN;
+	return job_check_named(argv + optind, 2) ? EXIT_USAGE : OPTS_RUN;
 }
 
 static void copy_opts_free(void *opts)
@@ -853,6 +849,7 @@ static int copy_run(void *opts)
 	c.roots[0] = c.src;
 	c.excludes = o->jo.excludes;
 	c.nexcludes = o->jo.nexcludes;
+	excludes_init(&c.excl, c.excludes, c.nexcludes);
 	c.uid = geteuid();
 	c.gid = getegid();
 	c.root = c.uid == 0;

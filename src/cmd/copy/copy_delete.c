@@ -27,6 +27,7 @@ struct mount_note {
 	struct copy *c;
 	const struct walk_dir *d;
 	struct errbatch *errs;
+	bool told; /* a directory was left alone and reported (else only excluded names stayed) */
 };
 
 static void mount_left_alone(struct copy *c, struct errbatch *errs, const struct sbuf *path)
@@ -40,6 +41,7 @@ static void note_left_alone(void *arg, const char *rel, size_t len, enum guard_v
 {
 	struct mount_note *m = arg;
 	struct sbuf p = {0};
+	m->told = true;
 	copy_dst_path(&p, m->c, m->d, NULL);
 	sbuf_addc(&p, '/');
 	sbuf_add(&p, rel, len);
@@ -56,10 +58,11 @@ static void note_left_alone(void *arg, const char *rel, size_t len, enum guard_v
 int copy_delete_tree(struct copy *c, struct local *l, const struct walk_dir *d, int dfd, const char *name,
 		     struct errbatch *errs)
 {
-	struct mount_note note = {c, d, errs};
+	struct mount_note note = {c, d, errs, false};
 	struct rm_tree t = {.budget = c->max_delete_set ? &c->delete_budget : NULL,
 			    .mnt = c->dst_mnt,
 			    .guard = &c->guard,
+			    .keep = &c->excl,
 			    .left_alone = note_left_alone,
 			    .arg = &note,
 			    .count_only = c->dry_run};
@@ -76,7 +79,10 @@ int copy_delete_tree(struct copy *c, struct local *l, const struct walk_dir *d, 
 		sbuf_free(&p);
 	}
 	sbuf_free(&t.where);
-	return rc == 0 || err == ENOENT ? 0 : -1;
+	/* Only excluded names stayed (with the directories above them): what --delete may do is done;
+	 * a SRC entry that needed the place then fails to be made, and says so. */
+	bool excluded_only = rc != 0 && t.kept && !note.told;
+	return rc == 0 || err == ENOENT || excluded_only ? 0 : -1;
 }
 
 /* --delete / --check: entries of DST directory dfd that SRC directory sfd lacks. */
@@ -90,7 +96,7 @@ void copy_extras(struct copy *c, struct local *l, const struct walk_dir *d, int 
 		for (ssize_t off = 0; off < n;) {
 			const struct linux_dirent64 *de = (const void *)(buf + off);
 			off += de->d_reclen;
-			if (dir_is_dot(de->d_name) || copy_excluded(c, de->d_name) ||
+			if (dir_is_dot(de->d_name) || copy_excluded(c, dfd, de->d_name, de->d_type) ||
 			    fstatat(sfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
 				continue;
 			copy_dst_path(&p, c, d, de->d_name);

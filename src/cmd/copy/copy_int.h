@@ -26,6 +26,7 @@
 #include "report/errlog.h"
 #include "state/linkmap.h"
 #include "state/tally.h"
+#include "util/exclude.h"
 #include "util/sbuf.h"
 #ifdef MYRIAD_MPI
 #include "job/jobspread.h"
@@ -77,6 +78,7 @@ struct copy {
 	int dstfd;
 	char *const *excludes;
 	size_t nexcludes;
+	struct excludes excl; /* the same, compiled, for DST's entries */
 	struct throttle bw;
 	pthread_mutex_t link_lock;
 	struct linkmap *links;
@@ -136,8 +138,9 @@ void copy_src_path(struct sbuf *b, const struct walk_dir *d, const char *name);
 /* The path of name in d on the side operation op works on: SRC for reads, DST for the rest. */
 void copy_op_path(struct sbuf *b, const struct copy *c, const struct walk_dir *d, const char *name, const char *op);
 
-/* Does an --exclude pattern match name (copy.c)? Extras and the empty-SRC check leave such alone. */
-bool copy_excluded(const struct copy *c, const char *name);
+/* Does an --exclude pattern match entry name of dirfd, of type dtype (copy.c)? Extras and the
+ * empty-SRC check leave such alone. */
+bool copy_excluded(const struct copy *c, int dirfd, const char *name, unsigned char dtype);
 
 /* ---- DST directories (copy_dst.c) ---- */
 

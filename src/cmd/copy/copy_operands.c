@@ -53,7 +53,7 @@ static int has_entries(const struct copy *c, const char *path)
 		for (ssize_t off = 0; off < n && !found;) {
 			const struct linux_dirent64 *de = (const void *)(buf + off);
 			off += de->d_reclen;
-			found = !dir_is_dot(de->d_name) && !copy_excluded(c, de->d_name);
+			found = !dir_is_dot(de->d_name) && !copy_excluded(c, fd, de->d_name, de->d_type);
 		}
 	int e = errno;
 	close(fd);

@@ -46,7 +46,8 @@ static const char fill_help[] =
     "\n"
     "  -n, --files N            number of files, 0 to 10^15 (1M = 1,000,000), required; 0: an\n"
     "                           empty fill, complete\n"
-    "  -s, --size SIZE          file size: 0 (default), 4k, 20k ...; or a range 1k-64k, drawn per file\n"
+    "  -s, --size SIZE          file size: 0 (default), 4k, 20k ... up to 2^63-1; or a range 1k-64k,\n"
+    "                           drawn per file\n"
     "      --fanout N           at most N entries per directory, 2 to 10M (default 1000)\n"
     "  -j, --threads N          workers, 1 to 4096 (default: one per CPU; 32 per CPU with --sync\n"
     "                           file, where every file waits for the disk)\n"
@@ -456,9 +457,10 @@ static int fill_parse(int argc, char **argv, void *opts)
 			have_files = true;
 			break;
 		case 's':
-			if (!parse_size_range(optarg, &o->smin, &o->smax))
-				return usage_error("--size: '%s' is not a size from 0 to 16E-1 (e.g. 4k) or a range LO-HI with "
-						   "LO <= HI (e.g. 1k-64k)",
+			/* 2^63-1: the largest file a filesystem can hold (off_t). */
+			if (!parse_size_range(optarg, &o->smin, &o->smax) || o->smax > INT64_MAX)
+				return usage_error("--size: '%s' is not a size from 0 to 2^63-1 (the largest file; e.g. 4k) "
+						   "or a range LO-HI with LO <= HI (e.g. 1k-64k)",
 						   optarg);
 			break;
 		case OPT_FANOUT:
@@ -490,6 +492,8 @@ static int fill_parse(int argc, char **argv, void *opts)
 	if (optind + 1 != argc)
 		return usage_error(optind == argc ? "missing operand: the directory to fill" : "one directory only");
 	o->dir = argv[optind];
+	if (job_check_named(argv + optind, 1))
+		return EXIT_USAGE;
 	struct layout lay;
 	if (!layout_init(&lay, o->files, o->fanout, o->smin, o->smax, o->seed))
 		return usage_error("--files %llu --fanout %llu: the tree would be deeper than %d levels: raise --fanout",

@@ -42,7 +42,7 @@ static const char find_help[] =
     "                           standard output; each line appears exactly once, also across a\n"
     "                           resume (so does what -fprint and -fprintf write)\n"
     "      --exclude GLOB       skip entries whose name matches GLOB (a skipped directory is not\n"
-    "                           entered); repeatable\n"
+    "                           entered; GLOB/: only directories; a name, not a path); repeatable\n"
     "      --rate N             read at most N entries per second (to spare a busy system)\n"
     "%s"
     "\n"
@@ -534,6 +534,20 @@ struct find_opts {
 static char dot[] = ".";
 static char *dot_roots[] = {dot};
 
+/* -o FILE and the -fprint files: each writable, distinct, and none --json's, --errors' or in the
+ * --state directory. 0 or EXIT_USAGE. */
+static int find_check_outputs(const struct find_opts *o)
+{
+	struct job_output outs[o->x.nfiles + 1];
+	outs[0] = (struct job_output){"--output", o->output};
+	for (size_t i = 0; i < o->x.nfiles; i++) {
+		if (!job_output_ok("-fprint", o->x.files[i]))
+			return EXIT_USAGE;
+		outs[i + 1] = (struct job_output){"-fprint", o->x.files[i]};
+	}
+	return job_check_outputs(&o->jo, outs, o->x.nfiles + 1);
+}
+
 static int find_parse(int argc, char **argv, void *opts)
 {
 	static const struct option longopts[] = {
@@ -573,6 +587,8 @@ static int find_parse(int argc, char **argv, void *opts)
 		if (o->roots[i][0] == '-' && o->roots[i][1])
 			return usage_error("%s: unknown option or predicate (options come before the directories, "
 					   "predicates after them)", o->roots[i]);
+	if (job_check_named(o->roots, o->nroots))
+		return EXIT_USAGE;
 	if (o->nroots == 0) {
 		o->roots = dot_roots;
 		o->nroots = 1;
@@ -581,9 +597,8 @@ static int find_parse(int argc, char **argv, void *opts)
 	o->nexpr = argc - start;
 	if (fx_parse(&o->x, o->nexpr, o->expr) != 0)
 		return usage_error("%s", o->x.err);
-	for (size_t i = 0; i < o->x.nfiles; i++)
-		if (!job_output_ok("-fprint", o->x.files[i]))
-			return EXIT_USAGE;
+	if (find_check_outputs(o))
+		return EXIT_USAGE;
 	o->out0 = o->x.uses_stdout || !o->x.has_action;
 	if (o->out0 && (!o->output || !strcmp(o->output, "-"))) {
 		if (job_json_stdout(&o->jo))

@@ -318,6 +318,7 @@ static int lifecycle_parse(int argc, char **argv, void *opts)
 		}
 		case O_IMAGE_DIR: xp->image_dir = optarg; break;
 		case O_DEVICE: xp->device = optarg; break;
+		case O_OUT: xp->out = optarg; break;
 		case O_YES: xp->yes = true; break;
 		case O_DRY_RUN: xp->dry_run = true; break;
 		case O_MKFS_OPTS: {
@@ -332,7 +333,6 @@ static int lifecycle_parse(int argc, char **argv, void *opts)
 			xp->mkfs_opts[k - lc_fs_kinds] = (char *)eq + 1;
 			break;
 		}
-		case O_OUT: xp->out = optarg; break;
 		case O_CHECKER_MEM:
 			if (!parse_size(optarg, &xp->checker_mem) || xp->checker_mem < (1u << 20))
 				return usage_error("--checker-mem: '%s' is not a size of at least 1M (e.g. 8G)", optarg);
@@ -342,6 +342,9 @@ static int lifecycle_parse(int argc, char **argv, void *opts)
 	}
 	if (optind < argc)
 		return usage_error("unexpected operand '%s'", argv[optind]);
+	if (!job_name_given("--image-dir", xp->image_dir) || !job_name_given("--out", xp->out) ||
+	    (xp->device && !job_name_given("--device", xp->device)))
+		return EXIT_USAGE;
 	if (xp->device && !xp->yes && !xp->dry_run)
 		return usage_error("--device %s destroys everything on it: add --yes to confirm", xp->device);
 	return lc_parse_lists(o, scales);
