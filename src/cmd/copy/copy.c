@@ -217,8 +217,20 @@ static void whole_job_counts(struct copy *c)
  * one to the other counted once). */
 static unsigned copy_sessions(const struct copy *c) { return (unsigned)(c->base_sessions + walk_sessions(c->walk)); }
 
-static void print_summary(struct copy *c, enum run_result res, double el, uint64_t errors, FILE *out)
+/* How a run ended, as its summary and its JSON tell: its outcome, its failures, the --rate
+ * throttle it ran under (NULL: none) and the job's time so far. */
+struct copy_end {
+	enum run_result res;
+	uint64_t errors;
+	const struct throttle *rate;
+	double el;
+};
+
+static void print_summary(struct copy *c, const struct copy_end *end, FILE *out)
 {
+	enum run_result res = end->res;
+	double el = end->el;
+	uint64_t errors = end->errors;
 	char a[32], b[32], s[32], e[32], by[32], u[32], x[32], y[32];
 	unsigned runs = copy_sessions(c);
 	uint64_t n = c->files + c->dirs + c->nlink_made + c->others;
@@ -242,9 +254,9 @@ static void print_summary(struct copy *c, enum run_result res, double el, uint64
 		c->max_delete_hit ? " (--max-delete reached)" : "", el);
 }
 
-static void write_summary(struct copy *c, const char *path, enum run_result res, double el, uint64_t errors,
-			  const struct throttle *rate)
+static void write_summary(struct copy *c, const char *path, const struct copy_end *end)
 {
+	double el = end->el;
 	struct sbuf doc = {0};
 	struct json j;
 	json_init(&j, &doc);
@@ -254,7 +266,7 @@ static void write_summary(struct copy *c, const char *path, enum run_result res,
 	json_bytes(&j, "dst", c->dst, strlen(c->dst));
 	json_bool(&j, "dry_run", c->dry_run);
 	json_bool(&j, "check", c->check);
-	json_bool(&j, "complete", res == RUN_DONE);
+	json_bool(&j, "complete", end->res == RUN_DONE);
 	json_u64(&j, "files", c->files);
 	json_u64(&j, "dirs", c->dirs);
 	json_u64(&j, "symlinks", c->nlink_made);
@@ -266,7 +278,7 @@ static void write_summary(struct copy *c, const char *path, enum run_result res,
 	json_bool(&j, "max_delete_reached", c->max_delete_hit);
 	json_u64(&j, "hardlinks_spilled", linkmap_spilled(c->links));
 	json_u64(&j, "files_read_ahead", c->ahead);
-	json_u64(&j, "errors", errors);
+	json_u64(&j, "errors", end->errors);
 	json_u64(&j, "sessions", copy_sessions(c));
 	if (c->ranks > 1)
 		json_u64(&j, "ranks", (uint64_t)c->ranks);
@@ -281,7 +293,7 @@ static void write_summary(struct copy *c, const char *path, enum run_result res,
 	uint64_t n = c->files + c->dirs + c->nlink_made + c->others + c->skipped;
 	json_double(&j, "entries_per_s", el > 0 ? n / el : 0);
 	json_double(&j, "bytes_per_s", el > 0 ? c->bytes / el : 0);
-	json_double(&j, "rate_throttle_wait_s", rate ? rate->waited_ns / 1e9 : 0);
+	json_double(&j, "rate_throttle_wait_s", end->rate ? end->rate->waited_ns / 1e9 : 0);
 	json_double(&j, "bwlimit_throttle_wait_s", c->bw.waited_ns / 1e9);
 	struct sbuf cg = {0};
 	cgroup_io_describe(&cg);
@@ -405,11 +417,11 @@ static void copy_setup(struct copy *c, const struct copy_opts *o)
 }
 
 /* The walk of copy over SRC, at most rate entries per second (0: no limit) with throttle. */
-static void copy_config(struct copy *c, const struct copy_opts *o, uint64_t rate, struct throttle *throttle,
-			struct walk_config *cfg)
+static struct walk_config copy_config(struct copy *c, const struct copy_opts *o, uint64_t rate,
+				      struct throttle *throttle)
 {
 	throttle_init(throttle, rate);
-	*cfg = (struct walk_config){
+	return (struct walk_config){
 	    .roots = c->roots,
 	    .nroots = 1,
 	    .threads = c->threads,
@@ -429,16 +441,17 @@ static void copy_config(struct copy *c, const struct copy_opts *o, uint64_t rate
 	};
 }
 
-/* A run that ended with res (errors: its failures): the summary, the JSON, the exit code. */
-static int copy_finish(struct copy *c, const struct copy_opts *o, enum run_result res, uint64_t errors,
-		       const struct throttle *rate)
+/* A run that ended as end says (but for its time, taken here): the summary, the JSON, the exit
+ * code. */
+static int copy_finish(struct copy *c, const struct copy_opts *o, struct copy_end *end)
 {
-	double el = c->base_s + walk_elapsed(c->walk);
+	enum run_result res = end->res;
+	end->el = c->base_s + walk_elapsed(c->walk);
 	whole_job_counts(c);
-	print_summary(c, res, el, errors, job_json_stdout(&o->jo) ? stderr : stdout);
+	print_summary(c, end, job_json_stdout(&o->jo) ? stderr : stdout);
 	if (o->jo.json)
-		write_summary(c, o->jo.json, res, el, errors, rate);
-	int rc = job_end(&c->job, res, errors);
+		write_summary(c, o->jo.json, end);
+	int rc = job_end(&c->job, res, end->errors);
 	if (rc == EXIT_OK && c->max_delete_hit)
 		rc = EXIT_FAILED; /* what --delete should have deleted is not all gone */
 	if (res == RUN_DONE) {
@@ -454,15 +467,13 @@ static void copy_pass2_init(struct copy *c);
 #endif
 
 /* The copy itself, once DST is there and open: the walk over SRC (from snap, NULL: afresh) with
- * copy's visitor (copy_visit.c) at rate entries and bwlimit bytes per second (0: no limit), then
- * the summary. An exit code. */
-static int copy_walk(struct copy *c, const struct copy_opts *o, const struct sbuf *snap, uint64_t rate,
-		     uint64_t bwlimit)
+ * copy's visitor (copy_visit.c) at rate entries and --bwlimit bytes per second (0: no limit),
+ * then the summary. An exit code. */
+static int copy_walk(struct copy *c, const struct copy_opts *o, const struct sbuf *snap, uint64_t rate)
 {
-	throttle_init(&c->bw, (double)bwlimit);
+	throttle_init(&c->bw, (double)o->bwlimit);
 	struct throttle throttle;
-	struct walk_config cfg;
-	copy_config(c, o, rate, &throttle, &cfg);
+	struct walk_config cfg = copy_config(c, o, rate, &throttle);
 	c->walk = walk_new(&cfg, snap);
 	if (!c->walk)
 		return EXIT_USAGE;
@@ -482,8 +493,10 @@ static int copy_walk(struct copy *c, const struct copy_opts *o, const struct sbu
 		hooks = job_pass2_hooks(&c->pass2, &hooks);
 	}
 #endif
-	enum run_result res = job_execute(&c->job, &hooks);
-	return copy_finish(c, o, res, walk_errors(c->walk), rate ? &throttle : NULL);
+	struct copy_end end = {.res = job_execute(&c->job, &hooks)};
+	end.errors = walk_errors(c->walk);
+	end.rate = rate ? &throttle : NULL;
+	return copy_finish(c, o, &end);
 }
 
 /* Before the job: DST there (a --check needs it), I/O priority and cgroup, the job's identity
@@ -566,7 +579,7 @@ static int copy_one(struct copy *c, struct copy_opts *o)
 	if (rc)
 		return rc;
 	copy_setup(c, o);
-	return copy_walk(c, o, job_snapshot(&c->job), o->jo.rate, o->bwlimit);
+	return copy_walk(c, o, job_snapshot(&c->job), o->jo.rate);
 }
 
 #ifdef MYRIAD_MPI
@@ -611,16 +624,14 @@ static void copy_count(void *ctx, uint64_t v[3])
 }
 
 /* The files pass, on every rank, from this rank's part of the job's snapshot (part, or NULL; snap:
- * the job's, on rank 0), this rank's share of the job's bwlimit. *res: the run's outcome. -1 when
- * the job cannot start. */
-static int copy_files_pass(struct copy *c, const struct copy_opts *o, const struct sbuf *part, const struct sbuf *snap,
-			   uint64_t bwlimit, enum run_result *res)
+ * the job's, on rank 0), this rank's share of the job's --bwlimit. The run's outcome (an enum
+ * run_result), or -1 when the job cannot start. */
+static int copy_files_pass(struct copy *c, const struct copy_opts *o, const struct sbuf *part, const struct sbuf *snap)
 {
-	uint64_t share = bwlimit / (uint64_t)c->ranks;
+	uint64_t bwlimit = o->bwlimit, share = bwlimit / (uint64_t)c->ranks;
 	throttle_init(&c->bw, bwlimit && !share ? 1.0 : (double)share);
 	struct throttle throttle;
-	struct walk_config cfg;
-	copy_config(c, o, o->jo.rate, &throttle, &cfg); /* this rank's share of --rate */
+	struct walk_config cfg = copy_config(c, o, o->jo.rate, &throttle); /* this rank's share of --rate */
 	cfg.visitor.dir_done = NULL; /* directories get their metadata in rank 0's pass */
 	cfg.shared = true;
 	cfg.shared_empty = c->rank > 0;
@@ -631,6 +642,7 @@ static int copy_files_pass(struct copy *c, const struct copy_opts *o, const stru
 	errlog_stderr_limit(0);
 	c->walk = walk_new(&cfg, part);
 	bool ok = job_spread_ready(&c->js, c->walk != NULL);
+	enum run_result res = RUN_DONE;
 	if (ok) {
 		c->js.sp = spread_new_walk(c->walk, c->rank == 0 ? snap : NULL);
 		spread_progress_source(c->js.sp, copy_count, c);
@@ -638,13 +650,13 @@ static int copy_files_pass(struct copy *c, const struct copy_opts *o, const stru
 		estimate_total(c);
 		c->run_start_ns = now_ns();
 		struct run_hooks hooks = walk_run_hooks(c->walk, copy_progress, NULL);
-		*res = job_spread_execute(&c->js, &c->job, &hooks);
+		res = job_spread_execute(&c->js, &c->job, &hooks);
 		job_spread_end(&c->js);
 	}
 	errlog_stderr_limit(UINT64_MAX);
 	c->files_pass = false;
 	c->max_errors = max_errors;
-	return ok ? 0 : -1;
+	return ok ? (int)res : -1;
 }
 
 /* Rank 0, a job refused after it began: its state stays as it was (or goes when nothing was saved),
@@ -668,9 +680,62 @@ static bool same_dirs(const struct copy *c, bool dst)
 	return job_spread_same_dirs(&path, &ino, 1, "refusing to copy");
 }
 
-/* The two passes (see above), every rank, once DST is open on each: rate and bwlimit the job's.
- * The exit code, the same on every rank. */
-static int copy_spread(struct copy *c, const struct copy_opts *o, uint64_t rate, uint64_t bwlimit)
+/* Collective, after the files pass (files_pass: this run had one) or none: on rank 0, what the
+ * other ranks copied (their tallies hold every run's), and what every rank found up to date and
+ * read ahead in this run's files pass. */
+static void copy_base_counts(struct copy *c, bool files_pass)
+{
+	uint64_t t[7] = {0};
+	if (c->rank > 0) {
+		t[0] = tally_total(c->tally, T_FILES);
+		t[1] = tally_total(c->tally, T_LINKS);
+		t[2] = tally_total(c->tally, T_OTHERS);
+		t[3] = tally_total(c->tally, T_BYTES);
+		t[4] = !c->tally_exact;
+		tally_close(c->tally);
+		c->tally = NULL;
+	}
+	if (files_pass) {
+		t[5] = c->skipped;
+		t[6] = c->ahead;
+	}
+	spread_sum(t, 7);
+	if (files_pass) {
+		c->rank_entries = xcalloc((size_t)c->ranks, sizeof(*c->rank_entries));
+		spread_gather(c->seen_entries, c->rank_entries);
+	}
+	if (c->rank == 0) {
+		c->base_files = t[0];
+		c->base_links = t[1];
+		c->base_others = t[2];
+		c->base_bytes = t[3];
+		c->base_exact = t[4] == 0;
+		if (files_pass) {
+			c->base_skipped = t[5];
+			c->base_ahead = t[6];
+			c->skipped = c->ahead = 0;
+		}
+	}
+}
+
+/* Rank 0, from the files pass on to its own pass, in a walk of its own. 0 or an exit code. */
+static int copy_leave_files_pass(struct copy *c, const struct copy_opts *o)
+{
+	c->base_s = walk_elapsed(c->walk);
+	c->base_sessions = walk_sessions(c->walk) - 1;
+	walk_free(c->walk);
+	c->walk = NULL;
+	/* A resumed job's --errors file is opened by its walk from the snapshot: the files pass's walk
+	 * had the quiet log, and this walk starts afresh, as do its failures (this pass meets every
+	 * one). */
+	if (c->job.resumed && errlog_open(&c->job.errlog, o->jo.errors, false, 0, 0) != 0)
+		return EXIT_USAGE;
+	return 0;
+}
+
+/* The two passes (see above), every rank, once DST is open on each: rate the job's (--bwlimit
+ * too). The exit code, the same on every rank. */
+static int copy_spread(struct copy *c, const struct copy_opts *o, uint64_t rate)
 {
 	enum { FILES = 1, RANK0 = 2 };
 	const struct sbuf *snap = c->rank == 0 ? job_snapshot(&c->job) : NULL;
@@ -704,66 +769,25 @@ static int copy_spread(struct copy *c, const struct copy_opts *o, uint64_t rate,
 	c->tally = tally_open(*tdir ? tdir : NULL, (unsigned)c->rank, 2 * (unsigned)c->threads, resumed, copy_settle, c,
 			      &c->tally_exact);
 	copy_setup(c, o);
-	enum run_result res = RUN_DONE;
-	if (pass == FILES && copy_files_pass(c, o, shared > 0 ? &c->js.rank_snap : NULL, snap, bwlimit, &res) != 0) {
+	int res = pass == FILES ? copy_files_pass(c, o, shared > 0 ? &c->js.rank_snap : NULL, snap) : RUN_DONE;
+	if (res < 0) {
 		if (c->rank == 0)
 			copy_refused(c);
 		return spread_max(EXIT_USAGE);
 	}
 	if (pass == RANK0)
 		job_spread_ready(&c->js, true); /* the parts' names go: only rank 0 works from here */
-	/* On rank 0: what the other ranks copied (their tallies hold every run's), and what every rank
-	 * found up to date and read ahead in this run's files pass. */
-	uint64_t t[7] = {0};
-	if (c->rank > 0) {
-		t[0] = tally_total(c->tally, T_FILES);
-		t[1] = tally_total(c->tally, T_LINKS);
-		t[2] = tally_total(c->tally, T_OTHERS);
-		t[3] = tally_total(c->tally, T_BYTES);
-		t[4] = !c->tally_exact;
-		tally_close(c->tally);
-		c->tally = NULL;
-	}
-	if (pass == FILES) {
-		t[5] = c->skipped;
-		t[6] = c->ahead;
-	}
-	spread_sum(t, 7);
-	if (pass == FILES) {
-		c->rank_entries = xcalloc((size_t)c->ranks, sizeof(*c->rank_entries));
-		spread_gather(c->seen_entries, c->rank_entries);
-	}
-	if (c->rank == 0) {
-		c->base_files = t[0];
-		c->base_links = t[1];
-		c->base_others = t[2];
-		c->base_bytes = t[3];
-		c->base_exact = t[4] == 0;
-		if (pass == FILES) {
-			c->base_skipped = t[5];
-			c->base_ahead = t[6];
-			c->skipped = c->ahead = 0;
-		}
-	}
+	copy_base_counts(c, pass == FILES);
 	c->job.quiet = c->rank > 0;
 	int rc = 0;
 	if (pass == FILES && res == RUN_STOPPED) {
-		rc = c->rank == 0 ? copy_finish(c, o, res, 0, NULL) : job_end(&c->job, res, 0);
+		rc = c->rank == 0 ? copy_finish(c, o, &(struct copy_end){.res = RUN_STOPPED}) : job_end(&c->job, RUN_STOPPED, 0);
 	} else if (c->rank == 0) {
-		if (pass == FILES) { /* on to rank 0's pass, in a walk of its own */
-			c->base_s = walk_elapsed(c->walk);
-			c->base_sessions = walk_sessions(c->walk) - 1;
-			walk_free(c->walk);
-			c->walk = NULL;
-			/* A resumed job's --errors file is opened by its walk from the snapshot: the files
-			 * pass's walk had the quiet log, and this walk starts afresh, as do its failures
-			 * (this pass meets every one). */
-			if (c->job.resumed && errlog_open(&c->job.errlog, o->jo.errors, false, 0, 0) != 0)
-				rc = EXIT_USAGE;
-		}
+		if (pass == FILES) /* on to rank 0's pass, in a walk of its own */
+			rc = copy_leave_files_pass(c, o);
 		c->after_files_pass = true;
 		if (!rc)
-			rc = copy_walk(c, o, walk_snap.len ? &walk_snap : NULL, rate, bwlimit);
+			rc = copy_walk(c, o, walk_snap.len ? &walk_snap : NULL, rate);
 	} else {
 		rc = job_end(&c->job, RUN_DONE, 0);
 		if (c->walk)
@@ -829,7 +853,7 @@ static int copy_ranks(struct copy *c, struct copy_opts *o)
 			copy_refused(c);
 		return spread_max(rc ? rc : EXIT_USAGE);
 	}
-	return copy_spread(c, o, rate, o->bwlimit);
+	return copy_spread(c, o, rate);
 }
 #endif
 

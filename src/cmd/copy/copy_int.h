@@ -1,10 +1,11 @@
 /*
  * copy_int: what the files of myriad copy share, and nothing outside them includes. The command
  * (copy.c: options, run, progress, summary) fills one struct copy; the walk's visitor (copy_visit.c)
- * hands each worker a struct local and calls, for each entry, on the parts named below: DST
- * directories (copy_dst.c), making entries (copy_make.c) with their metadata (copy_meta.c), hard
- * links (copy_link.c), --check (copy_check.c), --delete (copy_delete.c), the operands checked before
- * the walk (copy_operands.c), and the messages and paths every part reports with (copy_msg.c).
+ * hands each worker a struct local and, for each entry, gathers what describes it in a struct
+ * copy_at, which it hands to the parts named below: DST directories (copy_dst.c), making entries
+ * (copy_make.c) with their metadata (copy_meta.c), hard links (copy_link.c), --check
+ * (copy_check.c), --delete (copy_delete.c), the operands checked before the walk
+ * (copy_operands.c), and the messages and paths every part reports with (copy_msg.c).
  */
 #ifndef MYRIAD_CMD_COPY_INT_H
 #define MYRIAD_CMD_COPY_INT_H
@@ -121,22 +122,43 @@ enum { T_FILES, T_LINKS, T_OTHERS, T_BYTES, T_DELETED }; /* the tally's counters
 /* What a new entry already has when it is made in DST directory l->cfd (see copy_create_entry). */
 enum { HAS_OWNER = 1, HAS_MODE = 2 };
 
+/* The entry being copied now, as bfs's bftw_state is the file being visited: what every part needs
+ * to act on it and to report about it, built once per entry by the visitor (copy_entry), or once
+ * per directory with e NULL once its contents are done (copy_dir_done). The helpers below take it
+ * and at most a few other arguments; those that learn something for the next (the DST entry made,
+ * the operation that failed) leave it here. */
+struct copy_at {
+	struct copy *c;
+	struct local *l;            /* the worker's */
+	const struct walk_dir *d;   /* SRC's directory */
+	const struct walk_entry *e; /* the entry in d (NULL: d itself) */
+	struct errbatch *errs;      /* where failures and problems go */
+	int dfd;                    /* DST's twin of d (-1: none, which only --dry-run goes on without) */
+	const struct stat *have;    /* what DST has at e's name (NULL: nothing) */
+	bool done;                  /* that is e, up to date (copy_up_to_date) */
+	unsigned has;               /* what a new entry gets without asking (HAS_*: copy_given_meta) */
+	int in, out;                /* the SRC file open for reading, the DST entry made (-1: none) */
+	const char *op;             /* the operation under way: the one a failure names */
+};
+
 /* ---- messages and paths (copy_msg.c) ---- */
 
 /* Report a failed operation on path; stop on a full DST (state saved, exit 3) or at --max-errors. */
-void copy_fail(struct copy *c, struct errbatch *errs, const struct sbuf *path, const char *op, int err);
+void copy_fail(const struct copy_at *a, const struct sbuf *path, const char *op, int err);
 /* Report an entry that is wrong though no call failed (a difference, a change while copied); it
  * counts toward --max-errors except with --check. */
-void copy_problem(struct copy *c, struct errbatch *errs, const struct sbuf *path, const char *what,
-		  const char *detail);
+void copy_problem(const struct copy_at *a, const struct sbuf *path, const char *what, const char *detail);
+/* copy_fail with the path of name in a->d (NULL: a->d itself) on the side op works on (copy_op_path). */
+void copy_fail_op(const struct copy_at *a, const char *name, const char *op, int err);
 /* The relative path of directory d under its operand ("" for the operand). */
 const char *copy_rel_of(const struct walk_dir *d, size_t *len);
 /* DST's path of name in d (NULL: d itself), into b: for messages. */
 void copy_dst_path(struct sbuf *b, const struct copy *c, const struct walk_dir *d, const char *name);
 /* SRC's path of name in d (NULL: d itself), into b. */
 void copy_src_path(struct sbuf *b, const struct walk_dir *d, const char *name);
-/* The path of name in d on the side operation op works on: SRC for reads, DST for the rest. */
-void copy_op_path(struct sbuf *b, const struct copy *c, const struct walk_dir *d, const char *name, const char *op);
+/* The path of name in a->d (NULL: a->d itself) on the side operation op works on: SRC for reads,
+ * DST for the rest. */
+void copy_op_path(struct sbuf *b, const struct copy_at *a, const char *name, const char *op);
 
 /* Does an --exclude pattern match entry name of dirfd, of type dtype (copy.c)? Extras and the
  * empty-SRC check leave such alone. */
@@ -157,78 +179,69 @@ bool copy_same_type(const struct statx *s, const struct stat *d);
 /* Is the DST entry finished: same type, and for a non-directory same size and mtime? A file gets
  * its mtime last, so this is what lets a resumed run skip it. */
 bool copy_up_to_date(const struct statx *s, const struct stat *d);
-/* What a new entry made in DST directory l->cfd gets without asking (HAS_*), so set_meta can skip
+/* What the entry, made in DST directory l->cfd, gets without asking (HAS_*), so set_meta can skip
  * a chown or a chmod for it. */
-unsigned copy_given_meta(const struct copy *c, const struct local *l, const struct statx *s);
-/* Owner, xattrs and ACLs, mode, then (times) times, on the DST entry: fd, or name in dfd. sx: the
- * source's xattrs; has: what the entry has already. 0, or -1 with errno and *op. */
-int copy_set_meta(struct copy *c, const struct statx *s, int dfd, const char *name, int fd, const struct xref *sx,
-		  bool times, unsigned has, const char **op);
-/* A finished entry: fix a mode or owner that changed since (cheap, both are known). */
-void copy_touch_up(struct copy *c, const struct walk_entry *e, int dfd, const struct stat *have);
+unsigned copy_given_meta(const struct copy_at *a);
+/* Owner, xattrs and ACLs, mode, then (times) times, after s, on the DST entry (a->out, or e's name
+ * in a->dfd; with e NULL, the directory a->dfd), skipping what a->has says it has. sx: the
+ * source's xattrs. 0, or -1 with errno and a->op. */
+int copy_set_meta(struct copy_at *a, const struct statx *s, const struct xref *sx, bool times);
+/* A finished entry (a->have): fix a mode or owner that changed since (cheap, both are known). */
+void copy_touch_up(const struct copy_at *a);
 
 /* ---- making entries (copy_make.c) ---- */
 
 /* This worker's slot in the job's tally (NULL without one), claimed at its first use. */
 struct tally_slot *copy_slot(struct copy *c, struct local *l);
-/* Announce entry name of d to the tally (counter k) before it is finished, so that a kill between
- * the two is settled by copy_settle on the next run. */
-struct tally_slot *copy_announce(struct copy *c, struct local *l, unsigned k, const struct walk_dir *d,
-				 const char *name);
+/* Announce the entry to the tally (counter k) before it is finished, so that a kill between the
+ * two is settled by copy_settle on the next run. */
+struct tally_slot *copy_announce(const struct copy_at *a, unsigned k);
 /* The tally's settle callback: counts the entry a killed run was finishing when DST has it done. */
 void copy_settle(void *ctx, unsigned counter, const char *rec, size_t len, uint64_t since, uint64_t *totals);
-/* Open a source file for reading (or take it from the read-ahead): fd, INT_MAX for a non-file,
- * or -1 reported. */
-int copy_open_src(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e,
-		  struct errbatch *errs);
-/* Create the DST entry with no metadata yet (a file: opened into *out). 0 or -1, *op set. */
-int copy_create_entry(const struct walk_dir *d, const struct walk_entry *e, int dfd, unsigned has, int *out,
-		      const char **op);
-/* Fill a created file (out) from in, finish it and close both. true when it failed (reported). */
-bool copy_fill_file(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e, int dfd,
-		    int in, int out, unsigned has, struct errbatch *errs);
-/* Make way for a new entry where DST has have. 0; -1 with errno and *op; 1 failed, reported. */
-int copy_clear_dst(struct copy *c, struct local *l, const struct walk_dir *d, int dfd, const char *name,
-		   const struct stat *have, struct errbatch *errs, const char **op);
-/* Copy a non-directory into dfd, replacing have. true when it failed (reported). */
-bool copy_make_entry(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e, int dfd,
-		     const struct stat *have, struct errbatch *errs);
+/* Open the source file for reading (or take it from the read-ahead) into a->in: that fd, INT_MAX
+ * for a non-file, or -1 reported. */
+int copy_open_src(struct copy_at *a);
+/* Create the DST entry with no metadata yet but a->has (a file: opened into a->out). 0 or -1,
+ * a->op set. */
+int copy_create_entry(struct copy_at *a);
+/* Fill a created file (a->out) from a->in, finish it and close both. true when it failed
+ * (reported). */
+bool copy_fill_file(struct copy_at *a);
+/* Make way for the new entry where DST has a->have. 0; -1 with errno and a->op; 1 failed, reported. */
+int copy_clear_dst(struct copy_at *a);
+/* Copy a non-directory into a->dfd, replacing a->have. true when it failed (reported). */
+bool copy_make_entry(struct copy_at *a);
 
 /* ---- hard links (copy_link.c) ---- */
 
 /* An entry with more links: link it to its inode's first DST name, or be that first name. 0 when
  * handled (*failed set), 1 when the caller copies it as a plain entry. */
-int copy_hard_link(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e, int dfd,
-		   const struct stat *have, bool done, struct errbatch *errs, bool *failed);
-/* --dry-run: count a name of an inode with more links as copy_hard_link would (have: DST's name;
- * done: up to date). true when counted; false: the caller counts it as a plain entry. */
-bool copy_dry_link(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e,
-		   const struct stat *have, bool done);
-/* --check: NULL when DST links name (have) as SRC does, else what differs. */
-const char *copy_check_links(struct copy *c, const struct walk_dir *d, const struct walk_entry *e,
-			     const struct stat *have);
+int copy_hard_link(struct copy_at *a, bool *failed);
+/* --dry-run: count a name of an inode with more links as copy_hard_link would (a->have: DST's
+ * name; a->done: up to date). true when counted; false: the caller counts it as a plain entry. */
+bool copy_dry_link(const struct copy_at *a);
+/* --check: NULL when DST links the name (a->have) as SRC does, else what differs. */
+const char *copy_check_links(const struct copy_at *a);
 
 /* ---- --check (copy_check.c) ---- */
 
-/* Compare an entry with its DST twin (have, NULL: missing); report a difference. true when it
+/* Compare an entry with its DST twin (a->have, NULL: missing); report a difference. true when it
  * differs or failed. A directory's own metadata waits for copy_check_dir. */
-bool copy_check_entry(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e, int dfd,
-		      const struct stat *have, struct errbatch *errs);
-/* Compare directory d's metadata (sfd) with its DST twin's (dfd), once its contents are done. */
-void copy_check_dir(struct copy *c, const struct walk_dir *d, int sfd, int dfd, struct errbatch *errs);
+bool copy_check_entry(struct copy_at *a);
+/* Compare directory a->d's metadata (sfd) with its DST twin's (a->dfd), once its contents are done. */
+void copy_check_dir(const struct copy_at *a, int sfd);
 
 /* ---- --delete (copy_delete.c) ---- */
 
-/* Delete name in DST directory dfd (of d) and all under it: counted, taken from --max-delete,
- * never below a mount point. 0, or -1 (reported). */
-int copy_delete_tree(struct copy *c, struct local *l, const struct walk_dir *d, int dfd, const char *name,
-		     struct errbatch *errs);
-/* Entries of DST directory dfd that SRC directory sfd lacks: deleted (--delete), counted (with
+/* Delete name in DST directory a->dfd and all under it: counted, taken from --max-delete, never
+ * below a mount point. 0, or -1 (reported). */
+int copy_delete_tree(struct copy_at *a, const char *name);
+/* Entries of DST directory a->dfd that SRC directory sfd lacks: deleted (--delete), counted (with
  * --dry-run) or reported (--check). */
-void copy_extras(struct copy *c, struct local *l, const struct walk_dir *d, int sfd, int dfd, struct errbatch *errs);
-/* Is DST directory dfd (of d) on another mount than DST? Then --delete leaves it alone (its root
- * is reported). */
-bool copy_dst_mount(struct copy *c, const struct walk_dir *d, int dfd, struct errbatch *errs);
+void copy_extras(struct copy_at *a, int sfd);
+/* Is DST directory a->dfd on another mount than DST? Then --delete leaves it alone (its root is
+ * reported). */
+bool copy_dst_mount(const struct copy_at *a);
 
 /* ---- operands (copy_operands.c) ---- */
 

@@ -25,9 +25,11 @@ bool copy_up_to_date(const struct statx *s, const struct stat *d)
 	return S_ISDIR(d->st_mode) || (s->stx_size == (uint64_t)d->st_size && copy_same_time(&s->stx_mtime, &d->st_mtim));
 }
 
-unsigned copy_given_meta(const struct copy *c, const struct local *l, const struct statx *s)
+unsigned copy_given_meta(const struct copy_at *a)
 {
-	if (!l->cplain)
+	const struct copy *c = a->c;
+	const struct statx *s = a->e->stx;
+	if (!a->l->cplain)
 		return 0;
 	unsigned has = 0;
 	if (s->stx_uid == c->uid && s->stx_gid == c->gid)
@@ -40,42 +42,46 @@ unsigned copy_given_meta(const struct copy *c, const struct local *l, const stru
 	return has;
 }
 
-/* Owner, xattrs, mode, then times (last: a finished entry is one with its mtime). fd: the open
- * DST file or -1; sx: the source's xattr reference; has: what the entry already has (HAS_*).
- * Returns 0 or -1 with errno and *op. */
-int copy_set_meta(struct copy *c, const struct statx *s, int dfd, const char *name, int fd,
-		  const struct xref *sx, bool times, unsigned has, const char **op)
+/* Owner, xattrs, mode, then times (last: a finished entry is one with its mtime). The DST entry:
+ * the open file a->out, else e's name in a->dfd; with e NULL, the directory a->dfd. sx: the
+ * source's xattr reference; a->has: what the entry already has (HAS_*). Returns 0 or -1 with
+ * errno and a->op. */
+int copy_set_meta(struct copy_at *a, const struct statx *s, const struct xref *sx, bool times)
 {
+	int fd = a->e ? a->out : a->dfd, dfd = a->e ? a->dfd : -1;
+	const char *name = a->e ? a->e->name : NULL;
+	unsigned has = a->has;
 	bool lnk = S_ISLNK(s->stx_mode);
-	if (c->root && !(has & HAS_OWNER) && (fd >= 0 ? fchown(fd, s->stx_uid, s->stx_gid)
+	if (a->c->root && !(has & HAS_OWNER) && (fd >= 0 ? fchown(fd, s->stx_uid, s->stx_gid)
 				: fchownat(dfd, name, s->stx_uid, s->stx_gid, AT_SYMLINK_NOFOLLOW)) != 0) {
-		*op = "chown";
+		a->op = "chown";
 		return -1;
 	}
 	struct xref dx = {fd, dfd, name};
-	if (copy_xattrs(sx, &dx, NULL, op) != 0)
+	if (copy_xattrs(sx, &dx, NULL, &a->op) != 0)
 		return -1;
 	/* (An access ACL copied above sets the group bits from its mask: the source's, as its mode.) */
 	if (!lnk && !(has & HAS_MODE) && (fd >= 0 ? fchmod(fd, s->stx_mode & 07777) : fchmodat(dfd, name, s->stx_mode & 07777, AT_SYMLINK_NOFOLLOW)) != 0) {
-		*op = "chmod";
+		a->op = "chmod";
 		return -1;
 	}
 	if (!times)
 		return 0;
 	struct timespec ts[2] = {{s->stx_atime.tv_sec, s->stx_atime.tv_nsec}, {s->stx_mtime.tv_sec, s->stx_mtime.tv_nsec}};
 	if ((fd >= 0 ? futimens(fd, ts) : utimensat(dfd, name, ts, AT_SYMLINK_NOFOLLOW)) != 0) {
-		*op = "utimensat";
+		a->op = "utimensat";
 		return -1;
 	}
 	return 0;
 }
 
 /* A finished entry: fix a mode or owner that changed since (cheap, both are known). */
-void copy_touch_up(struct copy *c, const struct walk_entry *e, int dfd, const struct stat *have)
+void copy_touch_up(const struct copy_at *a)
 {
-	const struct statx *s = e->stx;
-	if (c->root && (have->st_uid != s->stx_uid || have->st_gid != s->stx_gid))
-		fchownat(dfd, e->name, s->stx_uid, s->stx_gid, AT_SYMLINK_NOFOLLOW);
+	const struct statx *s = a->e->stx;
+	const struct stat *have = a->have;
+	if (a->c->root && (have->st_uid != s->stx_uid || have->st_gid != s->stx_gid))
+		fchownat(a->dfd, a->e->name, s->stx_uid, s->stx_gid, AT_SYMLINK_NOFOLLOW);
 	if (!S_ISLNK(have->st_mode) && (have->st_mode & 07777) != (s->stx_mode & 07777u))
-		fchmodat(dfd, e->name, s->stx_mode & 07777, AT_SYMLINK_NOFOLLOW);
+		fchmodat(a->dfd, a->e->name, s->stx_mode & 07777, AT_SYMLINK_NOFOLLOW);
 }

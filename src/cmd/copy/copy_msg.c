@@ -25,8 +25,9 @@ static void request_stop(struct copy *c, const char *message, const char *reason
 static bool out_of_room(int e) { return e == ENOSPC || e == EDQUOT; }
 
 /* Report a failed operation on path; stop on a full DST or at --max-errors. */
-void copy_fail(struct copy *c, struct errbatch *errs, const struct sbuf *path, const char *op, int err)
+void copy_fail(const struct copy_at *a, const struct sbuf *path, const char *op, int err)
 {
+	struct copy *c = a->c;
 	if (out_of_room(err) && !c->dry_run && !c->check) {
 		/* Not a failed entry: the copy stops and the next run copies it. */
 		static const char *const reasons[] = {"destination over quota", "destination out of inodes",
@@ -40,14 +41,15 @@ void copy_fail(struct copy *c, struct errbatch *errs, const struct sbuf *path, c
 		sbuf_free(&m);
 		return;
 	}
-	errlog_report(errs, path->data, path->len, op, err);
+	errlog_report(a->errs, path->data, path->len, op, err);
 	if (c->max_errors && atomic_fetch_add(&c->failed, 1) + 1 >= c->max_errors)
 		request_stop(c, "--max-errors reached", "--max-errors reached");
 }
 
-void copy_problem(struct copy *c, struct errbatch *errs, const struct sbuf *path, const char *what, const char *detail)
+void copy_problem(const struct copy_at *a, const struct sbuf *path, const char *what, const char *detail)
 {
-	errlog_problem(errs, path->data, path->len, what, detail);
+	struct copy *c = a->c;
+	errlog_problem(a->errs, path->data, path->len, what, detail);
 	if (c->max_errors && !c->check && atomic_fetch_add(&c->failed, 1) + 1 >= c->max_errors)
 		request_stop(c, "--max-errors reached", "--max-errors reached");
 }
@@ -88,15 +90,24 @@ void copy_src_path(struct sbuf *b, const struct walk_dir *d, const char *name)
 	walk_path(b, d, &e);
 }
 
-/* The path of name in d (NULL: d itself) on the side that operation op works on: SRC for the
- * operations that read the source, DST for every other. */
-void copy_op_path(struct sbuf *b, const struct copy *c, const struct walk_dir *d, const char *name, const char *op)
+/* The path of name in a->d (NULL: a->d itself) on the side that operation op works on: SRC for
+ * the operations that read the source, DST for every other. */
+void copy_op_path(struct sbuf *b, const struct copy_at *a, const char *name, const char *op)
 {
 	static const char *const src_ops[] = {"read", "readlink", "listxattr", "getxattr", "statx"};
 	for (size_t i = 0; i < ARRAY_LEN(src_ops); i++)
 		if (!strcmp(op, src_ops[i])) {
-			copy_src_path(b, d, name);
+			copy_src_path(b, a->d, name);
 			return;
 		}
-	copy_dst_path(b, c, d, name);
+	copy_dst_path(b, a->c, a->d, name);
+}
+
+/* The path is made here, after err was taken: building it may change errno. */
+void copy_fail_op(const struct copy_at *a, const char *name, const char *op, int err)
+{
+	struct sbuf p = {0};
+	copy_op_path(&p, a, name, op);
+	copy_fail(a, &p, op, err);
+	sbuf_free(&p);
 }

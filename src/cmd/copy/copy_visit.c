@@ -38,44 +38,87 @@ static uint64_t copy_dry_bytes(const struct walk_dir *d, const struct walk_entry
 /* --dry-run: a DST directory where SRC has a non-directory, as copy_clear_dst would remove it:
  * with --delete its tree counted as deleted, else only when empty (the real run's rmdir fails on
  * any other, and so is this reported). 0 when it would go; else reported. */
-static int copy_dry_clear(struct copy *c, struct local *l, const struct walk_dir *d, int dfd, const char *name,
-			  struct errbatch *errs)
+static int copy_dry_clear(struct copy_at *a)
 {
-	if (c->del)
-		return copy_delete_tree(c, l, d, dfd, name, errs);
-	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	const char *name = a->e->name;
+	if (a->c->del)
+		return copy_delete_tree(a, name);
+	int fd = openat(a->dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int empty = fd < 0 ? -1 : dir_is_empty(fd, NULL), err = empty == 0 ? ENOTEMPTY : errno;
 	if (fd >= 0)
 		close(fd);
 	if (empty == 1 || (empty < 0 && err == ENOENT))
 		return 0;
-	struct sbuf p = {0};
-	copy_op_path(&p, c, d, name, "rmdir");
-	copy_fail(c, errs, &p, "rmdir", err);
-	sbuf_free(&p);
+	copy_fail_op(a, name, "rmdir", err);
 	return -1;
 }
 
 /* --dry-run: count the entry as the real run would count what it does with it: a DST tree in a
  * non-directory's way deleted (with --delete), a later name of a hard-linked file linked, a
  * symlink as a symlink. Nothing is written. */
-static bool copy_dry_entry(struct copy *c, struct local *l, const struct walk_dir *d, const struct walk_entry *e,
-			   int dfd, const struct stat *have, bool done, struct errbatch *errs)
+static bool copy_dry_entry(struct copy_at *a)
 {
+	const struct walk_entry *e = a->e;
+	struct local *l = a->l;
 	if (e->type == DT_DIR)
 		return false; /* counted in copy_dir_done */
-	if (have && S_ISDIR(have->st_mode) && copy_dry_clear(c, l, d, dfd, e->name, errs) != 0)
+	if (a->have && S_ISDIR(a->have->st_mode) && copy_dry_clear(a) != 0)
 		return true; /* the real run cannot make the entry either */
-	if (e->stx->stx_nlink > 1 && copy_dry_link(c, l, d, e, have, done))
+	if (e->stx->stx_nlink > 1 && copy_dry_link(a))
 		return false;
-	if (done)
+	if (a->done)
 		l->skipped++;
 	else if (e->type == DT_REG)
-		l->files++, l->bytes += copy_dry_bytes(d, e);
+		l->files++, l->bytes += copy_dry_bytes(a->d, e);
 	else if (e->type == DT_LNK)
 		l->links++;
 	else
 		l->others++;
+	return false;
+}
+
+/* DST's directory of the entry into a->dfd, and what DST has at its name into *st (a->have
+ * pointing there, or NULL: nothing). false when the entry cannot be copied (reported). */
+static bool find_have(struct copy_at *a, struct stat *st)
+{
+	struct copy *c = a->c;
+	struct local *l = a->l;
+	a->dfd = copy_dst_dir(c, l, a->d);
+	/* Dry run: a DST directory missing, or a file or link in its place that the real run replaces
+	 * by the directory: its entries are all to copy. */
+	if (a->dfd < 0 && !(c->dry_run && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))) {
+		/* ENOENT: its parent could not be made (reported there) or, checking, is missing. */
+		if (errno != ENOENT)
+			copy_fail_op(a, NULL, "open", errno);
+		return false;
+	}
+	if (a->dfd >= 0 && !l->cfresh) { /* (in a fresh directory it is not there yet: see struct local) */
+		if (fstatat(a->dfd, a->e->name, st, AT_SYMLINK_NOFOLLOW) == 0) {
+			a->have = st;
+		} else if (errno != ENOENT) {
+			copy_fail_op(a, a->e->name, "stat", errno);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* A directory, made pre-order (its metadata waits for copy_dir_done): what is in its way goes,
+ * and one already there is opened up for its contents. true when it failed (reported). */
+static bool make_dir(struct copy_at *a)
+{
+	const struct stat *have = a->have;
+	const char *name = a->e->name;
+	if (have && !S_ISDIR(have->st_mode) && unlinkat(a->dfd, name, 0) != 0 && errno != ENOENT) {
+		copy_fail_op(a, name, "unlink", errno);
+		return true;
+	}
+	if ((!have || !S_ISDIR(have->st_mode)) && mkdirat(a->dfd, name, 0700) != 0 && errno != EEXIST) {
+		copy_fail_op(a, name, "mkdir", errno);
+		return true;
+	}
+	if (have && S_ISDIR(have->st_mode) && !a->c->root && (have->st_mode & 0700) != 0700)
+		fchmodat(a->dfd, name, (have->st_mode & 07777) | 0700, AT_SYMLINK_NOFOLLOW); /* (contents go in) */
 	return false;
 }
 
@@ -90,64 +133,31 @@ bool copy_entry(void *ctx, void *lp, const struct walk_dir *d, const struct walk
 	l->seen_entries++;
 	if (e->type != DT_REG)
 		l->seen_bytes += e->stx->stx_blocks * 512; /* files: as their data moves, or when skipped */
-	struct sbuf p = {0};
-	int dfd = copy_dst_dir(c, l, d);
-	/* Dry run: a DST directory missing, or a file or link in its place that the real run replaces
-	 * by the directory: its entries are all to copy. */
-	if (dfd < 0 && !(c->dry_run && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))) {
-		/* ENOENT: its parent could not be made (reported there) or, checking, is missing. */
-		if (errno != ENOENT) {
-			copy_dst_path(&p, c, d, NULL);
-			copy_fail(c, errs, &p, "open", errno);
-			sbuf_free(&p);
-		}
-		return true;
-	}
+	struct copy_at a = {.c = c, .l = l, .d = d, .e = e, .errs = errs, .dfd = -1, .in = -1, .out = -1};
 	struct stat st;
-	const struct stat *have = NULL;
-	if (dfd >= 0 && !l->cfresh) { /* (in a fresh directory it is not there yet: see struct local) */
-		if (fstatat(dfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-			have = &st;
-		} else if (errno != ENOENT) {
-			copy_dst_path(&p, c, d, e->name);
-			copy_fail(c, errs, &p, "stat", errno);
-			sbuf_free(&p);
-			return true;
-		}
-	}
+	if (!find_have(&a, &st))
+		return true;
 	if (c->check)
-		return copy_check_entry(c, l, d, e, dfd, have, errs);
-	if (c->files_pass && have && S_ISDIR(have->st_mode) && e->type != DT_DIR)
+		return copy_check_entry(&a);
+	if (c->files_pass && a.have && S_ISDIR(a.have->st_mode) && e->type != DT_DIR)
 		return true; /* a DST tree in its way: rank 0's pass deletes it, counted, within --max-delete */
-	bool done = have && copy_up_to_date(e->stx, have);
+	a.done = a.have && copy_up_to_date(e->stx, a.have);
 	if (c->dry_run)
-		return copy_dry_entry(c, l, d, e, dfd, have, done, errs);
-	if (e->type == DT_DIR) {
-		if (have && !S_ISDIR(have->st_mode) && unlinkat(dfd, e->name, 0) != 0 && errno != ENOENT) {
-			copy_dst_path(&p, c, d, e->name);
-			copy_fail(c, errs, &p, "unlink", errno);
-		} else if ((!have || !S_ISDIR(have->st_mode)) && mkdirat(dfd, e->name, 0700) != 0 && errno != EEXIST) {
-			copy_dst_path(&p, c, d, e->name);
-			copy_fail(c, errs, &p, "mkdir", errno);
-		} else if (have && S_ISDIR(have->st_mode) && !c->root && (have->st_mode & 0700) != 0700) {
-			fchmodat(dfd, e->name, (have->st_mode & 07777) | 0700, AT_SYMLINK_NOFOLLOW); /* (contents go in) */
-		}
-		bool bad = p.len != 0;
-		sbuf_free(&p);
-		return bad;
-	}
+		return copy_dry_entry(&a);
+	if (e->type == DT_DIR)
+		return make_dir(&a);
 	bool failed = false;
-	if (e->stx->stx_nlink > 1 && copy_hard_link(c, l, d, e, dfd, have, done, errs, &failed) == 0)
+	if (e->stx->stx_nlink > 1 && copy_hard_link(&a, &failed) == 0)
 		return failed;
-	if (done) {
-		copy_touch_up(c, e, dfd, have);
+	if (a.done) {
+		copy_touch_up(&a);
 		if (c->after_files_pass && e->stx->stx_nlink == 1)
 			return false; /* the files pass counted it, copied or up to date */
 		l->skipped++;
 		l->seen_bytes += e->stx->stx_blocks * 512;
 		return false;
 	}
-	return copy_make_entry(c, l, d, e, dfd, have, errs);
+	return copy_make_entry(&a);
 }
 
 /* The next entries of a directory, before they are visited: when they go into a DST directory
@@ -197,74 +207,86 @@ void copy_local_free(void *ctx, void *lp)
 	sbuf_free(&l->cpath);
 }
 
+/* Directory a->d's metadata, from sfd, on its DST twin a->dfd, once its contents are in. */
+static void dir_meta(struct copy_at *a, int sfd)
+{
+	struct statx s;
+	a->op = "statx";
+	if (statx(sfd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &s) == 0) {
+		struct xref sx = {sfd, -1, NULL};
+		if (copy_set_meta(a, &s, &sx, true) == 0) {
+			a->l->dirs++;
+			return;
+		}
+	}
+	copy_fail_op(a, NULL, a->op, errno);
+}
+
+/* SRC directory d and its DST twin opened again (d->fd may be gone): into *sfd and a->dfd. false
+ * when there is nothing to finish (reported, or counted with --dry-run). */
+static bool reopen_dirs(struct copy_at *a, int *sfd)
+{
+	struct copy *c = a->c;
+	size_t rl;
+	const char *rel = copy_rel_of(a->d, &rl);
+	*sfd = dir_open_at(a->d->rootfd, rel, rl);
+	if (*sfd < 0) {
+		int err = errno;
+		struct sbuf p = {0};
+		copy_src_path(&p, a->d, NULL);
+		if (err == ENOTDIR || err == ELOOP) /* replaced by a file or a symlink since it was read */
+			copy_problem(a, &p, c->check ? "changed while compared" : "changed while copied",
+				"no longer a directory: the next run copies what is there then");
+		else if (err != ENOENT)
+			copy_fail(a, &p, "open", err);
+		sbuf_free(&p);
+		return false;
+	}
+	if (c->dstfd >= 0)
+		a->dfd = dir_open_at(c->dstfd, rel, rl);
+	if (a->dfd < 0) {
+		/* ENOENT: it could not be made (reported then), or, checking, it is missing (reported). */
+		if (c->dstfd >= 0 && errno != ENOENT && !c->dry_run)
+			copy_fail_op(a, NULL, "open", errno);
+		if (c->dry_run)
+			a->l->dirs++;
+		return false;
+	}
+	return true;
+}
+
 bool copy_dir_done(void *ctx, void *lp, const struct walk_dir *d, bool keep, struct errbatch *errs)
 {
 	struct copy *c = ctx;
 	struct local *l = lp;
 	if (d->unread)
 		return false; /* reported when it was read; its DST twin stays unfinished for the next run */
-	size_t rl;
-	const char *rel = copy_rel_of(d, &rl);
-	struct sbuf p = {0};
-	int dfd = -1, sfd = dir_open_at(d->rootfd, rel, rl);
-	if (sfd < 0) {
-		int err = errno;
-		copy_src_path(&p, d, NULL);
-		if (err == ENOTDIR || err == ELOOP) /* replaced by a file or a symlink since it was read */
-			copy_problem(c, errs, &p, c->check ? "changed while compared" : "changed while copied",
-				"no longer a directory: the next run copies what is there then");
-		else if (err != ENOENT)
-			copy_fail(c, errs, &p, "open", err);
+	struct copy_at a = {.c = c, .l = l, .d = d, .errs = errs, .dfd = -1, .in = -1, .out = -1};
+	int sfd = -1;
+	if (!reopen_dirs(&a, &sfd))
 		goto out;
-	}
-	if (c->dstfd >= 0)
-		dfd = dir_open_at(c->dstfd, rel, rl);
-	if (dfd < 0) {
-		/* ENOENT: it could not be made (reported then), or, checking, it is missing (reported). */
-		if (c->dstfd >= 0 && errno != ENOENT && !c->dry_run) {
-			int err = errno;
-			copy_dst_path(&p, c, d, NULL);
-			copy_fail(c, errs, &p, "open", err);
-		}
-		if (c->dry_run)
-			l->dirs++;
-		goto out;
-	}
 	/* With --xdev, a mount point under SRC is copied as cp -x and rsync -x do: an empty directory
 	 * with the metadata of what is mounted there (all that SRC's path shows), its DST contents left
 	 * alone by --delete and --check, since nothing under it is copied. */
 	bool mount_point = c->xdev && d->mount; /* the engine's word: another filesystem or a bind mount */
 	if (c->check) {
 		if (!mount_point)
-			copy_extras(c, l, d, sfd, dfd, errs);
-		copy_check_dir(c, d, sfd, dfd, errs);
+			copy_extras(&a, sfd);
+		copy_check_dir(&a, sfd);
 		l->dirs++;
 		goto out;
 	}
-	if (c->del && !mount_point && !copy_dst_mount(c, d, dfd, errs))
-		copy_extras(c, l, d, sfd, dfd, errs);
-	if (c->dry_run) {
+	if (c->del && !mount_point && !copy_dst_mount(&a))
+		copy_extras(&a, sfd);
+	if (c->dry_run)
 		l->dirs++;
-		goto out;
-	}
-	struct statx s;
-	const char *op = "statx";
-	if (statx(sfd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &s) == 0) {
-		struct xref sx = {sfd, -1, NULL};
-		if (copy_set_meta(c, &s, -1, NULL, dfd, &sx, true, 0, &op) == 0) {
-			l->dirs++;
-			goto out;
-		}
-	}
-	int err = errno;
-	copy_op_path(&p, c, d, NULL, op);
-	copy_fail(c, errs, &p, op, err);
+	else
+		dir_meta(&a, sfd);
 out:
 	if (sfd >= 0)
 		close(sfd);
-	if (dfd >= 0)
-		close(dfd);
-	sbuf_free(&p);
+	if (a.dfd >= 0)
+		close(a.dfd);
 	return false;
 }
 
