@@ -12,7 +12,7 @@ VERSION := $(shell cat VERSION)
 CFLAGS  += -DMYRIAD_VERSION='"$(VERSION)"'
 
 B       := build
-MPI_SRC := src/engine/spread.c src/job/jobspread.c
+MPI_SRC := src/engine/spread.c src/job/jobspread.c src/cmd/fill/fill_mpi.c src/cmd/verify_mpi.c src/cmd/walk_mpi.c src/cmd/rm_mpi.c
 SRC     := $(filter-out $(MPI_SRC),$(wildcard src/*.c src/*/*.c src/*/*/*.c))
 HDR     := $(wildcard src/*.h src/*/*.h src/*/*/*.h)
 OBJ     := $(SRC:%.c=$(B)/%.o)

@@ -29,10 +29,7 @@
 #include "report/progress.h"
 #include "state/tally.h"
 #include "util/util.h"
-#ifdef MYRIAD_MPI
-#include "job/jobspread.h"
-#include "state/ser.h"
-#endif
+#include "cmd/rm_int.h"
 
 static const char rm_help[] =
     "Usage: myriad rm [OPTIONS] DIR...\n"
@@ -63,34 +60,6 @@ struct local {
 	struct hist unlink_lat;
 	struct tally_slot *slot; /* this worker's counts of the whole job (claimed at its first entry) */
 	bool claimed;
-};
-
-enum { T_FILES, T_DIRS }; /* the tally's counters */
-
-struct rm {
-	bool dry_run;
-	uint64_t files, dirs;
-	struct hist unlink_lat;
-	struct timeline tl;
-	struct walk *walk;
-	struct job job;
-	struct tally *tally; /* what every run of the job removed (dry run: none) */
-	bool tally_exact;    /* false: an earlier run's tally was lost; counts are the snapshot's */
-	int rank, ranks;     /* this rank of the job (0 of 1 in one process) */
-	/* Across ranks, on rank 0 (see rm_spread): what the other ranks' tallies say they removed, and
-	 * the time and sessions of the unlink pass before the walk that removes the directories. */
-	uint64_t base_files, base_dirs;
-	bool base_exact;
-	bool quiet_errors; /* the walk's failures are the unlink pass's: none is the job's */
-	int threads;       /* the walk's workers (threads_for, once per run) */
-	bool inode_order;  /* the walk visits each buffer in inode order (rm_config) */
-	double base_s;
-	uint64_t base_sessions;
-#ifdef MYRIAD_MPI
-	struct job_spread js;
-	struct errlog quiet;	/* the unlink pass's failures: counted apart, never shown */
-	struct job_pass2 pass2; /* the directories pass's snapshots */
-#endif
 };
 
 static struct tally_slot *rm_slot(struct rm *c, struct local *l)
@@ -215,7 +184,7 @@ static bool rm_load(void *ctx, struct deser *d)
 }
 
 /* Was the entry that rec names removed (an action a kill cut from its count)? */
-static void rm_settle(void *ctx, unsigned counter, const char *rec, size_t len, uint64_t since, uint64_t *totals)
+void rm_settle(void *ctx, unsigned counter, const char *rec, size_t len, uint64_t since, uint64_t *totals)
 {
 	(void)ctx;
 	(void)since;
@@ -231,7 +200,7 @@ static bool rm_exact(const struct rm *c) { return c->tally && c->tally_exact && 
 
 /* Files and directories removed by the whole job so far (across ranks, this rank's and, on rank 0
  * once the unlink pass is over, the others'). */
-static void rm_counts(struct rm *c, uint64_t *files, uint64_t *dirs)
+void rm_counts(struct rm *c, uint64_t *files, uint64_t *dirs)
 {
 	if (rm_exact(c)) {
 		*files = tally_total(c->tally, T_FILES) + c->base_files;
@@ -244,7 +213,7 @@ static void rm_counts(struct rm *c, uint64_t *files, uint64_t *dirs)
 	walk_unlock(c->walk);
 }
 
-static void rm_progress(void *ctx, struct sbuf *line)
+void rm_progress(void *ctx, struct sbuf *line)
 {
 	struct rm *c = ctx;
 	uint64_t files, dirs;
@@ -252,12 +221,7 @@ static void rm_progress(void *ctx, struct sbuf *line)
 	uint64_t v[3] = {files + dirs, dirs, walk_errors(c->walk)};
 	struct sbuf stuck = {0};
 	walk_stuck(c->walk, &stuck, 5);
-#ifdef MYRIAD_MPI
-	if (c->js.sp) { /* the unlink pass: the job's counts, and the other ranks' workers stuck */
-		v[2] = 0; /* its failures are the directories pass's to report */
-		spread_progress_add(c->js.sp, v, &stuck);
-	}
-#endif
+	rm_ranks_progress(c, v, &stuck);
 	double el = c->base_s + walk_elapsed(c->walk);
 	sbuf_adds(line, c->dry_run ? "rm (dry run): " : "rm: ");
 	progress_format(line, "entries removed", v[0], 0, el, el > 0 ? v[0] / el : 0, v[2]);
@@ -337,8 +301,8 @@ static void rm_opts_free(void *opts)
  * each passed the guard: directories (not symlinks to them), all checked before any work starts.
  * *missing: the first operand that is gone (removed by an interrupted run while this job's state
  * exists). EXIT_OK, or EXIT_USAGE after saying why. */
-static int check_operands(const struct rm_opts *o, char **present, struct guard_operand *checked, size_t *npresent,
-			  const char **missing)
+int rm_check_operands(const struct rm_opts *o, char **present, struct guard_operand *checked, size_t *npresent,
+		      const char **missing)
 {
 	struct guard guard;
 	if (guard_init(&guard) != 0)
@@ -429,7 +393,7 @@ static void summary_json(struct rm *c, struct sbuf *doc, const struct rm_opts *o
 }
 
 /* The summary on stdout (stderr with --json -) and with --json. */
-static void rm_report(struct rm *c, const struct rm_opts *o, enum run_result res)
+void rm_report(struct rm *c, const struct rm_opts *o, enum run_result res)
 {
 	bool inode_order = c->inode_order;
 	double el = c->base_s + walk_elapsed(c->walk);
@@ -448,33 +412,10 @@ static void rm_report(struct rm *c, const struct rm_opts *o, enum run_result res
 	}
 }
 
-#ifdef MYRIAD_MPI
-/*
- * rm across the ranks of an MPI job (myriad-mpi) runs in two passes. The unlink pass: every rank
- * walks its share of the tree (engine/spread, the walk shared as walk's is) and unlinks the
- * non-directories it meets, removing no directory, since a directory's entries may be walked by
- * other ranks; its failures are counted apart and never shown, as the next pass meets every entry
- * that stayed. The directories pass: rank 0 alone removes what is left — the directories, nearly
- * empty, and whatever failed — as one process's rm does, post-order, reporting each failure once.
- * Each rank counts what it removed in a tally of its own in the job's state directory, so the
- * job's counts stay exact after kill -9 of any rank. The job's snapshot is the spread's
- * (MYRSPRD1) in the unlink pass and rank 0's walk wrapped with the number of ranks, the pass's
- * time and sessions (MYRRMPH2) in the directories pass: a resume knows which pass it is in.
- */
-#define RM_PASS2_MAGIC "MYRRMPH2"
-
-/* The directories pass's wrapper: the job's ranks, the unlink pass's time and sessions. */
-static void rm_pass2_init(struct rm *c)
-{
-	c->pass2 = (struct job_pass2){.magic = RM_PASS2_MAGIC, .ranks = c->ranks, .base_s = &c->base_s,
-				      .base_sessions = &c->base_sessions};
-}
-#endif
-
 /* The walk of rm over roots: post-order, every directory removed once empty; at most rate entries
  * per second (0: no limit), with throttle. */
-static void rm_config(struct rm *c, const struct rm_opts *o, char **roots, size_t nroots, uint64_t rate,
-		      struct throttle *throttle, struct walk_config *cfg)
+void rm_config(struct rm *c, const struct rm_opts *o, char **roots, size_t nroots, uint64_t rate,
+	       struct throttle *throttle, struct walk_config *cfg)
 {
 	throttle_init(throttle, rate);
 	unsigned long type = nroots ? fs_type(roots[0]) : 0;
@@ -501,7 +442,7 @@ static void rm_config(struct rm *c, const struct rm_opts *o, char **roots, size_
 /* The walk opened each operand again, by its path: it must be what was checked (not, say, a
  * symlink to / put in its place since). Nothing has been removed yet. NULL, or the one that was
  * replaced. */
-static const char *replaced_operand(struct walk *w, char **roots, size_t nroots, const struct guard_operand *checked)
+const char *rm_replaced_operand(struct walk *w, char **roots, size_t nroots, const struct guard_operand *checked)
 {
 	for (size_t i = 0; i < nroots; i++)
 		if (!guard_same(&checked[i], walk_root_fd(w, i)))
@@ -511,8 +452,8 @@ static const char *replaced_operand(struct walk *w, char **roots, size_t nroots,
 
 /* Remove the operands roots (checked[i]: what each was when checked) with the job's walk, from its
  * snapshot snap (NULL: afresh), at rate entries per second. The exit code. */
-static int rm_walk(struct rm *c, const struct rm_opts *o, char **roots, size_t nroots, const struct guard_operand *checked,
-		   const struct sbuf *snap, uint64_t rate)
+int rm_walk(struct rm *c, const struct rm_opts *o, char **roots, size_t nroots, const struct guard_operand *checked,
+	    const struct sbuf *snap, uint64_t rate)
 {
 	if (!c->dry_run && !c->tally) /* before anything is removed: it settles what the earlier runs did */
 		c->tally = tally_open(c->job.ckpt ? ckpt_dir(c->job.ckpt) : NULL, 0, c->threads, snap != NULL, rm_settle,
@@ -523,17 +464,14 @@ static int rm_walk(struct rm *c, const struct rm_opts *o, char **roots, size_t n
 	c->walk = walk_new(&cfg, snap);
 	if (!c->walk)
 		return EXIT_USAGE;
-	const char *changed = replaced_operand(c->walk, roots, nroots, checked);
+	const char *changed = rm_replaced_operand(c->walk, roots, nroots, checked);
 	if (changed) {
 		walk_free(c->walk);
 		job_refused(&c->job);
 		return usage_error("refusing to remove '%s': it was replaced while it was checked", changed);
 	}
 	struct run_hooks hooks = walk_run_hooks(c->walk, rm_progress, NULL);
-#ifdef MYRIAD_MPI
-	rm_pass2_init(c);
-	hooks = job_pass2_hooks(&c->pass2, &hooks);
-#endif
+	rm_ranks_pass2(c, &hooks); /* across ranks, the directories pass's snapshots */
 	enum run_result res = job_execute(&c->job, &hooks);
 	rm_report(c, o, res);
 	int rc = job_end(&c->job, res, walk_errors(c->walk));
@@ -543,181 +481,6 @@ static int rm_walk(struct rm *c, const struct rm_opts *o, char **roots, size_t n
 	}
 	return rc;
 }
-
-#ifdef MYRIAD_MPI
-/* This rank's counts for the job's progress line: entries removed, directories, errors. */
-static void rm_count(void *ctx, uint64_t v[3])
-{
-	struct rm *c = ctx;
-	uint64_t files, dirs;
-	rm_counts(c, &files, &dirs);
-	v[0] = files + dirs;
-	v[1] = dirs;
-	v[2] = 0; /* the unlink pass's failures are the directories pass's to report */
-}
-
-/*
- * The unlink pass, on every rank, from this rank's part of the job's snapshot (part, or NULL; snap:
- * the job's, on rank 0). Returns the run's outcome in *res; on rank 0, the job's counts, latencies
- * and timeline so far. -1 when the job cannot start (said why).
- */
-static int rm_unlink_pass(struct rm *c, const struct rm_opts *o, char **roots, size_t nroots,
-			  const struct guard_operand *checked, const struct sbuf *part, const struct sbuf *snap,
-			  enum run_result *res)
-{
-	struct throttle throttle;
-	struct walk_config cfg;
-	rm_config(c, o, roots, nroots, o->jo.rate, &throttle, &cfg); /* this rank's share of --rate */
-	cfg.visitor.dir_done = NULL; /* no directory is removed in this pass */
-	cfg.shared = true;
-	cfg.shared_empty = c->rank > 0;
-	cfg.errlog = &c->quiet;
-	c->quiet_errors = true;
-	errlog_stderr_limit(0);
-	c->walk = walk_new(&cfg, part);
-	const char *changed = c->walk ? replaced_operand(c->walk, roots, nroots, checked) : NULL;
-	if (changed)
-		warnx_("refusing to remove '%s': it was replaced while it was checked", changed);
-	if (!job_spread_ready(&c->js, c->walk && !changed)) {
-		errlog_stderr_limit(UINT64_MAX);
-		return -1;
-	}
-	c->js.sp = spread_new_walk(c->walk, c->rank == 0 ? snap : NULL);
-	spread_progress_source(c->js.sp, rm_count, c);
-	job_spread_outputs(&c->js, &c->job, NULL);
-	struct run_hooks hooks = walk_run_hooks(c->walk, rm_progress, NULL);
-	*res = job_spread_execute(&c->js, &c->job, &hooks);
-	errlog_stderr_limit(UINT64_MAX);
-	/* The job's counters, latencies and timeline on rank 0. */
-	uint64_t v[2] = {c->files, c->dirs};
-	spread_sum(v, 2);
-	job_spread_hists(&c->unlink_lat, 1);
-	job_spread_timeline(&c->tl, v[0] + v[1]);
-	job_spread_end(&c->js);
-	if (c->rank == 0) {
-		c->files = v[0];
-		c->dirs = v[1];
-	}
-	return 0;
-}
-
-/* Collective: does this rank see rank 0's operands (the same directories, by inode number)? */
-static bool same_operands(char **roots, const struct guard_operand *checked, size_t nroots)
-{
-	uint64_t *ids = xcalloc(nroots + 1, sizeof(*ids));
-	for (size_t i = 0; i < nroots; i++)
-		ids[i] = checked[i].id.ino;
-	bool same = job_spread_same_dirs(roots, ids, nroots, "refusing to remove");
-	free(ids);
-	return same;
-}
-
-/*
- * rm across ranks (see above): every rank, after job_begin (rc its result, snap rank 0's job
- * snapshot). The exit code, the same on every rank.
- */
-static int rm_spread(struct rm *c, struct rm_opts *o, char **roots, size_t nroots, const struct guard_operand *checked,
-		     const struct sbuf *snap, int rc, uint64_t rate)
-{
-	enum { UNLINK = 1, DIRS = 2 };
-	int pass = 0;
-	struct sbuf walk_snap = {0};
-	/* Rank 0: which pass the job is in. A dry run removes nothing: rank 0 counts alone. */
-	if (!rc && c->rank == 0) {
-		if (snap && snap->len >= 8 && !memcmp(snap->data, "MYRSPRD1", 8) && !c->dry_run)
-			pass = UNLINK;
-		else if (snap) {
-			rm_pass2_init(c);
-			pass = job_pass2_unwrap(&c->pass2, snap, job_snapshot_name(&c->job), "rm", &walk_snap) ? DIRS : 0;
-		}
-		else
-			pass = c->dry_run ? DIRS : UNLINK;
-		if (!pass)
-			rc = EXIT_USAGE;
-	}
-	if (!spread_all(!rc)) {
-		job_spread_ready(&c->js, false);
-		sbuf_free(&walk_snap);
-		if (c->rank == 0 && !rc)
-			job_refused(&c->job);
-		return spread_max(rc ? rc : EXIT_USAGE);
-	}
-	pass = spread_max(pass);
-	int resumed = spread_max(c->rank == 0 && snap != NULL);
-	/* In the unlink pass, each rank's part of the job's snapshot (its number of ranks checked)
-	 * before any tally is opened. */
-	int shared = pass == UNLINK ? spread_share_snapshot(true, c->rank == 0 ? snap : NULL, job_snapshot_name(&c->job),
-							    &c->js.rank_snap)
-				    : 0;
-	if (shared < 0) {
-		job_spread_ready(&c->js, false);
-		if (c->rank == 0)
-			job_refused(&c->job);
-		return spread_max(EXIT_USAGE);
-	}
-	if (!c->dry_run) {
-		/* Before anything is removed: each rank's tally settles what its earlier runs did. */
-		char tdir[PATH_MAX];
-		job_spread_state_dir(&c->job, tdir);
-		/* Slots for the workers of both passes (on rank 0, each pass's claim their own). */
-		c->tally = tally_open(*tdir ? tdir : NULL, (unsigned)c->rank, 2 * c->threads,
-				      resumed, rm_settle, NULL, &c->tally_exact);
-	}
-	enum run_result res = RUN_DONE;
-	if (pass == UNLINK &&
-	    rm_unlink_pass(c, o, roots, nroots, checked, shared > 0 ? &c->js.rank_snap : NULL, snap, &res) != 0) {
-		if (c->rank == 0)
-			job_refused(&c->job);
-		return spread_max(EXIT_USAGE);
-	}
-	if (pass == DIRS)
-		job_spread_ready(&c->js, true); /* the parts' names go: only rank 0 works from here */
-	/* What the other ranks removed (their tallies hold every run's), on rank 0. */
-	uint64_t t[3] = {0, 0, 0};
-	if (c->rank > 0 && c->tally) {
-		t[0] = tally_total(c->tally, T_FILES);
-		t[1] = tally_total(c->tally, T_DIRS);
-		t[2] = !c->tally_exact;
-		tally_close(c->tally);
-		c->tally = NULL;
-	}
-	spread_sum(t, 3);
-	if (c->rank == 0) {
-		c->base_files = t[0];
-		c->base_dirs = t[1];
-		c->base_exact = t[2] == 0;
-	}
-	c->job.quiet = c->rank > 0;
-	if (pass == UNLINK && res == RUN_STOPPED) {
-		if (c->rank == 0)
-			rm_report(c, o, res);
-		rc = job_end(&c->job, res, 0);
-	} else if (c->rank == 0) {
-		if (pass == UNLINK) { /* on to the directories, in a walk of their own */
-			c->base_s = walk_elapsed(c->walk);
-			c->base_sessions = walk_sessions(c->walk) - 1;
-			walk_free(c->walk);
-			c->walk = NULL;
-			c->quiet_errors = false;
-			/* A resumed job's --errors file is opened by its walk from the snapshot: the unlink
-			 * pass's walk had the quiet log, and this walk starts afresh. Its failures start
-			 * afresh too (this pass meets every one). */
-			if (c->job.resumed && errlog_open(&c->job.errlog, o->jo.errors, false, 0, 0) != 0)
-				rc = EXIT_USAGE;
-		}
-		struct sbuf saved = walk_snap;
-		if (!rc)
-			rc = rm_walk(c, o, roots, nroots, checked, saved.len ? &saved : NULL, rate);
-	} else {
-		rc = job_end(&c->job, RUN_DONE, 0);
-		if (c->walk)
-			walk_free(c->walk);
-	}
-	sbuf_free(&walk_snap);
-	spread_barrier(); /* asleep while rank 0 removes the directories */
-	return spread_max(rc);
-}
-#endif
 
 static int rm_run(void *opts)
 {
@@ -734,39 +497,17 @@ static int rm_run(void *opts)
 	size_t nroots = 0;
 	const char *missing = NULL;
 	int rc = 0;
-#ifdef MYRIAD_MPI
-	rc = job_spread_begin(&c.js, &o->jo, NULL, NULL, 0);
-	c.rank = c.js.rank;
-	c.ranks = c.js.ranks;
-	/* Rank 0 checks the operands first (and alone says why it refuses them); then every other
-	 * rank, against its own working directory and the directories above it. */
-	if (!rc && c.rank == 0)
-		rc = check_operands(o, roots, checked, &nroots, &missing);
-	if (spread_all(!rc) && c.rank > 0)
-		rc = check_operands(o, roots, checked, &nroots, &missing);
-	if (spread_all(!rc) && !same_operands(roots, checked, nroots))
-		rc = EXIT_USAGE;
-	if (!spread_all(!rc)) {
-		job_spread_ready(&c.js, false);
-		free(roots);
-		free(checked);
-		return spread_max(rc ? rc : EXIT_USAGE);
-	}
-#else
-	rc = check_operands(o, roots, checked, &nroots, &missing);
-	if (rc != EXIT_OK) {
+	c.jo = &o->jo;
+	if (!rm_ranks_check(&c, o, roots, checked, &nroots, &missing, &rc)) {
 		free(roots);
 		free(checked);
 		return rc;
 	}
-#endif
 	struct sbuf id = {0};
 	rm_identity(&id, o);
-#ifdef MYRIAD_MPI
-	ser_str(&id, "mpi"); /* a job of ranks is another job than one process's */
-#endif
+	rm_ranks_identity(&id);
 	/* Checked before the state is opened: a refused run writes nothing. (Across ranks, rank 0 says
-	 * it; the others learn it in rm_spread.) */
+	 * it; the others learn it in rm_ranks_run.) */
 	if (c.rank == 0 && !rc)
 		rc = removal_check_overlap(roots, nroots, "to remove");
 	if (c.rank == 0 && !rc)
@@ -784,12 +525,7 @@ static int rm_run(void *opts)
 		rc = usage_error("%s: %s", missing, strerror(ENOENT));
 	}
 	c.threads = threads_for(&o->jo, roots, nroots);
-#ifdef MYRIAD_MPI
-	rc = rm_spread(&c, o, roots, nroots, checked, snap, rc, rate);
-#else
-	if (!rc)
-		rc = rm_walk(&c, o, roots, nroots, checked, snap, rate);
-#endif
+	rc = rm_ranks_run(&c, o, roots, nroots, checked, snap, rc, rate);
 	free(checked);
 	free(roots);
 	return rc;

@@ -26,9 +26,7 @@
 #include "report/progress.h"
 #include "state/manifest.h"
 #include "util/util.h"
-#ifdef MYRIAD_MPI
-#include "job/jobspread.h"
-#endif
+#include "cmd/verify_int.h"
 
 static const char verify_help[] =
     "Usage: myriad verify [OPTIONS] DIR\n"
@@ -46,7 +44,6 @@ static const char verify_help[] =
     "Exit status: 0 the tree is exactly as fill made it; 1 it is not, or the fill never finished;\n"
     "2 DIR holds no manifest (or a bad one); 3 stopped by a signal with state saved.\n";
 
-enum { P_MISSING, P_TYPE, P_SIZE, P_CORRUPT, P_EXTRA, P_N = VERIFY_PROBLEMS };
 static const char *const problem_names[] = {"missing", "wrong type", "wrong size", "corrupt", "extra"};
 static const char *const problem_keys[] = {"missing", "wrong_type", "wrong_size", "corrupt", "extra"};
 
@@ -65,27 +62,6 @@ struct local {
 	struct sbuf path;
 	struct leaf_file win[PREFETCH_FILES];
 	struct prefetch *pf; /* reads a window's files ahead (NULL: one by one) */
-};
-
-struct verify {
-	struct layout lay;
-	struct manifest m;
-	const char *dir;
-	int dirfd;
-	bool quick;
-	bool fs_root; /* DIR is a mount point: lost+found is the filesystem's */
-	uint64_t checked, bytes, expected;
-	uint64_t ahead; /* files of this run whose contents came from the read-ahead */
-	bool prefetch;  /* read a leaf's files ahead, a window at a time (check_leaf) */
-	uint64_t problems[P_N];
-	struct pool *pool;
-	struct job job;
-	/* Under mpirun (myriad-mpi): this rank checks the layout's units rank, rank + ranks, ...; its
-	 * pool's unit i is the layout's unit i * ranks + rank. One process: rank 0 of 1. */
-	int rank, ranks;
-#ifdef MYRIAD_MPI
-	struct job_spread js;
-#endif
 };
 
 #define READ_BUF (1u << 20)
@@ -437,7 +413,7 @@ static uint64_t findings(const struct verify *v)
 }
 
 /* The directory of unit u, for the progress line. */
-static void unit_name(void *ctx, uint64_t u, struct sbuf *out)
+void verify_unit_name(void *ctx, uint64_t u, struct sbuf *out)
 {
 	struct verify *v = ctx;
 	unsigned level;
@@ -451,7 +427,7 @@ static void unit_name(void *ctx, uint64_t u, struct sbuf *out)
 }
 
 /* This process's files checked, findings and errors (findings included) so far. */
-static void verify_count(void *ctx, uint64_t n[3])
+void verify_count(void *ctx, uint64_t n[3])
 {
 	struct verify *v = ctx;
 	pool_lock(v->pool);
@@ -467,10 +443,7 @@ static void verify_progress(void *ctx, struct sbuf *line)
 	uint64_t n[3];
 	verify_count(v, n);
 	struct sbuf stuck = {0};
-#ifdef MYRIAD_MPI
-	if (v->js.sp) /* the job's counts, and the other ranks' workers stuck in the kernel */
-		spread_progress_add(v->js.sp, n, &stuck);
-#endif
+	verify_ranks_progress(v, n, &stuck);
 	double el = pool_elapsed(v->pool);
 	char b[32];
 	sbuf_adds(line, "verify: ");
@@ -478,7 +451,7 @@ static void verify_progress(void *ctx, struct sbuf *line)
 	sbuf_printf(line, ", %s findings", fmt_count(b, n[1]));
 	if (v->ranks > 1)
 		sbuf_printf(line, ", %d ranks", v->ranks);
-	pool_stuck(v->pool, line, 5, unit_name);
+	pool_stuck(v->pool, line, 5, verify_unit_name);
 	sbuf_add(line, stuck.data, stuck.len);
 	sbuf_free(&stuck);
 }
@@ -590,26 +563,6 @@ static int open_tree(struct verify *v)
 	return 0;
 }
 
-#ifdef MYRIAD_MPI
-/* After the run: the job's counts and failures on rank 0 (the --errors file now holds them all),
- * the other ranks' parts appended. */
-static void verify_gather(struct verify *v)
-{
-	enum { N = P_N + 4 };
-	uint64_t n[N] = {v->checked, v->bytes, v->ahead, v->job.errlog.count};
-	memcpy(n + 4, v->problems, sizeof(v->problems));
-	spread_sum(n, N);
-	job_spread_end(&v->js);
-	if (v->rank == 0) {
-		v->checked = n[0];
-		v->bytes = n[1];
-		v->ahead = n[2];
-		v->job.errlog.count = n[3];
-		memcpy(v->problems, n + 4, sizeof(v->problems));
-	}
-}
-#endif
-
 /* Make the pool (from this rank's snapshot snap, or afresh) and run it: 0 with its outcome in *res,
  * or -1 when the snapshot cannot be used (said why). */
 static int verify_execute(struct verify *v, const struct verify_opts *o, const struct sbuf *snap,
@@ -625,21 +578,10 @@ static int verify_execute(struct verify *v, const struct verify_opts *o, const s
 	};
 	cfg.units = pool_rank_units(cfg.units, v->rank, v->ranks); /* this rank's share */
 	v->pool = pool_new(&cfg, snap);
-#ifdef MYRIAD_MPI
-	if (!job_spread_ready(&v->js, v->pool != NULL))
-		return -1;
-	v->js.sp = spread_new_pool(v->pool, unit_name, v->rank == 0 ? job_snapshot(&v->job) : NULL);
-	spread_progress_source(v->js.sp, verify_count, v);
-	job_spread_outputs(&v->js, &v->job, NULL);
-	struct run_hooks hooks = pool_run_hooks(v->pool, verify_progress, NULL);
-	*res = job_spread_execute(&v->js, &v->job, &hooks);
-	verify_gather(v);
-#else
-	if (!v->pool)
+	if (!verify_ranks_ready(v, v->pool != NULL))
 		return -1;
 	struct run_hooks hooks = pool_run_hooks(v->pool, verify_progress, NULL);
-	*res = job_execute(&v->job, &hooks);
-#endif
+	*res = verify_ranks_execute(v, &hooks);
 	return 0;
 }
 
@@ -654,47 +596,30 @@ static int verify_run(void *opts)
 	v.ranks = 1;
 	v.prefetch = !v.quick && prefetch_wanted(v.dir, true);
 	int rc = open_tree(&v);
-#ifdef MYRIAD_MPI
-	int rc0 = job_spread_begin(&v.js, &o->jo, NULL, NULL, 0);
-	v.rank = v.js.rank;
-	v.ranks = v.js.ranks;
+	int rc0 = verify_ranks_begin(&v, &o->jo);
 	if (!rc)
 		rc = rc0;
-#endif
 	errlog_stderr_limit(100);
 
 	struct sbuf id = {0};
 	job_identity(&id, "verify");
 	identity_add_path(&id, v.dir);
 	ser_u64(&id, v.quick);
-#ifdef MYRIAD_MPI
-	ser_str(&id, "mpi"); /* a job of ranks is another job than one process's */
-#endif
+	verify_ranks_identity(&id);
 	char *trees[] = {(char *)v.dir};
 	if (!rc)
 		rc = job_begin(&v.job, &o->jo, "verify", &id, trees, 1);
 	sbuf_free(&id);
 	const struct sbuf *snap;
-#ifdef MYRIAD_MPI
-	/* Every rank gets here: rank 0 hands each its part of the job's snapshot. */
-	rc = job_spread_snapshot(&v.js, &v.job, rc, &snap);
+	rc = verify_ranks_snapshot(&v, rc, &snap); /* across ranks, each rank's part of the job's */
 	if (rc) {
 		manifest_free(&v.m);
-		return spread_max(rc);
+		return verify_job_max(rc);
 	}
-#else
-	if (rc)
-		return rc;
-	snap = job_snapshot(&v.job);
-#endif
 	enum run_result res;
 	if (verify_execute(&v, o, snap, &res) != 0) {
 		manifest_free(&v.m);
-#ifdef MYRIAD_MPI
-		sbuf_free(&v.js.rank_snap);
-		return spread_max(EXIT_USAGE);
-#endif
-		return EXIT_USAGE;
+		return verify_job_max(EXIT_USAGE);
 	}
 	double el = pool_elapsed(v.pool);
 	bool stopped = res != RUN_DONE;
@@ -714,10 +639,7 @@ static int verify_run(void *opts)
 	if (!stopped)
 		pool_free(v.pool);
 	manifest_free(&v.m);
-#ifdef MYRIAD_MPI
-	rc = spread_max(rc);
-#endif
-	return rc;
+	return verify_job_max(rc);
 }
 
 const struct command cmd_verify = {"verify", "check a filled tree against its manifest: missing, changed, extra",

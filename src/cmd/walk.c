@@ -20,12 +20,7 @@
 #include "report/outfile.h"
 #include "util/signals.h"
 #include "util/util.h"
-#ifdef MYRIAD_MPI
-#include <inttypes.h>
-#include <limits.h>
-
-#include "job/jobspread.h"
-#endif
+#include "cmd/walk_int.h"
 
 static const char walk_help[] =
     "Usage: myriad walk [OPTIONS] DIR...\n"
@@ -56,9 +51,6 @@ static const char walk_help[] =
     "the same command to resume. When the reader of the paths goes (| head), the walk ends at\n"
     "once, quietly, by SIGPIPE (status 141), keeping no state.\n";
 
-/* T_U: entries whose type is unknown because their stat failed (reported as errors, listed as
- * find lists them, matched by no --type). */
-enum { T_F, T_D, T_L, T_P, T_S, T_B, T_C, T_U, T_N = WALK_TYPES };
 static const char type_letters[] = "fdlpsbc";
 static const char *const type_names[] = {"files",   "directories",   "symlinks",     "fifos",
 					 "sockets", "block devices", "char devices", "of unknown type"};
@@ -66,35 +58,9 @@ static const char *const type_name_one[] = {"file",   "directory",    "symlink",
 					    "socket", "block device", "char device", "of unknown type"};
 static const char *const type_keys[] = {"f", "d", "l", "p", "s", "b", "c", "unknown"};
 
-struct totals {
-	uint64_t by_type[T_N];
-	uint64_t apparent, allocated;
-};
-
 struct local {
 	struct totals t;
 	struct sbuf out;
-};
-
-struct walk_cmd {
-	unsigned type_mask; /* bits of T_* to count and print */
-	int print;          /* 0: none, 1: newline-terminated, 2: NUL-terminated */
-	bool stat;
-	struct outfile out;
-	const char *output;
-	uint64_t resume_output_len; /* from the snapshot */
-	struct totals t;
-	struct walk *walk;
-	struct job job;
-	/* Under MPI (myriad-mpi): this rank, how many (0: one process), and on rank 0 after the run,
-	 * every rank's entries and the job's workers. */
-	int rank, ranks;
-	uint64_t *rank_entries;
-	int threads_total;
-	struct spread *sp; /* the job (NULL: one process) */
-#ifdef MYRIAD_MPI
-	struct job_spread js;
-#endif
 };
 
 static int type_index(unsigned char dt)
@@ -190,7 +156,7 @@ static bool on_load(void *ctx, struct deser *d)
 	return true;
 }
 
-static uint64_t total_entries(const struct totals *t)
+uint64_t total_entries(const struct totals *t)
 {
 	uint64_t n = 0;
 	for (int i = 0; i < T_N; i++)
@@ -198,8 +164,7 @@ static uint64_t total_entries(const struct totals *t)
 	return n;
 }
 
-/* This process's entries, directories and errors so far. */
-static void walk_count(void *ctx, uint64_t v[3])
+void walk_count(void *ctx, uint64_t v[3])
 {
 	struct walk_cmd *c = ctx;
 	walk_lock(c->walk);
@@ -214,19 +179,8 @@ static void on_progress(void *ctx, struct sbuf *line)
 	struct walk_cmd *c = ctx;
 	uint64_t v[3];
 	walk_count(c, v);
-#ifdef MYRIAD_MPI
-	/* Under mpirun: the job's counts, and the other ranks' workers stuck in the kernel. */
-	if (c->sp) {
-		struct sbuf stuck = {0}, after = {0};
-		spread_progress_add(c->sp, v, &stuck);
-		sbuf_printf(&after, ", %d ranks", c->ranks);
-		job_walk_progress_errors(line, c->walk, "walk", v[0], v[1], v[2], after.data);
-		sbuf_add(line, stuck.data, stuck.len);
-		sbuf_free(&stuck);
-		sbuf_free(&after);
+	if (walk_ranks_progress(c, line, v)) /* under mpirun: the job's line */
 		return;
-	}
-#endif
 	job_walk_progress_errors(line, c->walk, "walk", v[0], v[1], v[2], "");
 }
 
@@ -416,10 +370,7 @@ static void walk_identity(struct sbuf *id, const struct walk_opts *o)
 	identity_add_excludes(id, &o->jo);
 	if (o->output && (!strcmp(o->output, "-") || identity_add_path(id, o->output) != 0))
 		ser_str(id, o->output);
-#ifdef MYRIAD_MPI
-	/* A job of ranks is another job than one process's: its snapshot holds every rank's part. */
-	ser_str(id, "mpi");
-#endif
+	walk_ranks_identity(id);
 }
 
 /* The summary on stdout (or stderr: not among the paths) and with --json. */
@@ -442,7 +393,7 @@ static void walk_report(struct walk_cmd *c, const struct walk_opts *o, enum run_
 }
 
 /* Check the operands, open the state, the outputs and the walk: 0, or an exit code after saying why.
- * output is where this process writes its paths (an MPI rank's part, see walk_spread). */
+ * output is where this process writes its paths (an MPI rank's part, see walk_mpi.c). */
 static int walk_setup(struct walk_cmd *c, struct walk_opts *o, const char *output, struct throttle *throttle,
 		      int *threads)
 {
@@ -455,17 +406,10 @@ static int walk_setup(struct walk_cmd *c, struct walk_opts *o, const char *outpu
 		rc = job_begin(&c->job, &o->jo, "walk", &id, o->roots, o->nroots);
 		sbuf_free(&id);
 	}
-#ifdef MYRIAD_MPI
-	/* Every rank gets here: rank 0 hands each its part of the job's snapshot. */
 	const struct sbuf *snap;
-	rc = job_spread_snapshot(&c->js, &c->job, rc, &snap);
+	rc = walk_ranks_snapshot(c, rc, &snap); /* across ranks, each rank's part of the job's */
 	if (rc)
 		return rc;
-#else
-	if (rc)
-		return rc;
-	const struct sbuf *snap = job_snapshot(&c->job);
-#endif
 	c->out.fd = -1;
 	if (c->print && !snap && outfile_open(&c->out, output, 1, false, 0) != 0)
 		return EXIT_USAGE;
@@ -496,41 +440,6 @@ static int walk_setup(struct walk_cmd *c, struct walk_opts *o, const char *outpu
 	return 0;
 }
 
-#ifdef MYRIAD_MPI
-/*
- * Under mpirun (myriad-mpi), every rank walks its share (engine/spread, job/jobspread). Rank 0 keeps
- * the job's state; a rank but 0 writes its paths and --errors lines into parts of its own, sent to
- * rank 0 at each round and at the end; rank 0's progress line shows the job's.
- */
-/* After the run: the job's totals, failures and per-rank entries on rank 0, the parts appended. */
-static void walk_spread_gather(struct walk_cmd *c, struct spread *sp)
-{
-	enum { N = T_N + 4 };
-	uint64_t v[N], mine = total_entries(&c->t);
-	memcpy(v, c->t.by_type, sizeof(c->t.by_type));
-	v[T_N] = c->t.apparent;
-	v[T_N + 1] = c->t.allocated;
-	v[T_N + 2] = c->job.errlog.count;
-	v[T_N + 3] = (uint64_t)walk_threads(c->walk);
-	spread_sum(v, N);
-	c->rank_entries = xcalloc((size_t)c->ranks, sizeof(*c->rank_entries));
-	spread_gather(mine, c->rank_entries);
-	uint64_t recv, given, req;
-	spread_stats(sp, &recv, &given, &req);
-	if (getenv("MYRIAD_MPI_DEBUG"))
-		fprintf(stderr, "myriad walk: rank %d: %" PRIu64 " entries, %" PRIu64 " directories received, %" PRIu64
-			" given, %" PRIu64 " requests\n", c->rank, mine, recv, given, req);
-	job_spread_end(&c->js);
-	if (c->rank == 0) {
-		memcpy(c->t.by_type, v, sizeof(c->t.by_type));
-		c->t.apparent = v[T_N];
-		c->t.allocated = v[T_N + 1];
-		c->job.errlog.count = v[T_N + 2]; /* the job's failures: the --errors file now holds them all */
-		c->threads_total = (int)v[T_N + 3];
-	}
-}
-#endif
-
 static int walk_run(void *opts)
 {
 	struct walk_opts *o = opts;
@@ -538,34 +447,15 @@ static int walk_run(void *opts)
 	struct throttle throttle;
 	int threads = 0, rc;
 	const char *output = c.output;
-#ifdef MYRIAD_MPI
-	bool want = c.print;
-	rc = job_spread_begin(&c.js, &o->jo, &output, &want, 1);
-	c.rank = c.js.rank;
-	c.ranks = c.js.ranks;
-	/* Every rank calls walk_setup: it holds collectives. */
+	rc = walk_ranks_begin(&c, &o->jo, &output);
+	/* Every rank calls walk_setup: across ranks, it holds collectives. */
 	int rc2 = walk_setup(&c, o, output, &throttle, &threads);
 	if (!rc)
 		rc = rc2;
-	if (!job_spread_ready(&c.js, rc == 0)) {
-		sbuf_free(&c.js.rank_snap);
+	if (!walk_ranks_ready(&c, rc == 0))
 		return rc ? rc : EXIT_USAGE;
-	}
-	c.sp = c.js.sp = spread_new_walk(c.walk, c.rank == 0 ? job_snapshot(&c.job) : NULL);
-	spread_progress_source(c.sp, walk_count, &c);
-	struct outfile *outs[] = {&c.out};
-	job_spread_outputs(&c.js, &c.job, outs);
-	struct run_hooks walk_hooks = walk_run_hooks(c.walk, on_progress, on_sync);
-	enum run_result res = job_spread_execute(&c.js, &c.job, &walk_hooks);
-	walk_spread_gather(&c, c.sp);
-	c.sp = NULL;
-#else
-	rc = walk_setup(&c, o, output, &throttle, &threads);
-	if (rc)
-		return rc;
 	struct run_hooks hooks = walk_run_hooks(c.walk, on_progress, on_sync);
-	enum run_result res = job_execute(&c.job, &hooks);
-#endif
+	enum run_result res = walk_ranks_execute(&c, &hooks);
 	/* The totals are final now, or frozen by the stop snapshot. */
 	if (c.rank == 0)
 		walk_report(&c, o, res, threads);
@@ -575,10 +465,7 @@ static int walk_run(void *opts)
 	if (res == RUN_DONE)
 		walk_free(c.walk);
 	free(c.rank_entries);
-#ifdef MYRIAD_MPI
-	rc = spread_max(rc);
-#endif
-	return rc;
+	return walk_job_max(rc);
 }
 
 const struct command cmd_walk = {"walk", "enumerate trees in parallel: counts, sizes, paths; resumable",

@@ -65,7 +65,10 @@ bool job_spread_ready(struct job_spread *js, bool ok)
 	for (int k = 0; k <= js->nouts; k++)
 		if (*js->path[k])
 			unlink(js->path[k]);
-	return spread_all(ok);
+	if (spread_all(ok))
+		return true;
+	sbuf_free(&js->rank_snap); /* a job that does not start needs no part of a snapshot */
+	return false;
 }
 
 void job_spread_outputs(struct job_spread *js, struct job *j, struct outfile **outs)

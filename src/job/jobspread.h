@@ -45,7 +45,8 @@ int job_spread_begin(struct job_spread *js, struct job_opts *o, const char **out
 int job_spread_snapshot(struct job_spread *js, struct job *j, int rc, const struct sbuf **snap);
 
 /* Every rank, once the outputs are open: their names are removed; true when every rank has ok
- * (otherwise none starts: a rank that is not has said why). */
+ * (otherwise none starts: a rank that is not has said why, and this rank's part of the snapshot is
+ * freed). */
 bool job_spread_ready(struct job_spread *js, bool ok);
 
 /* Once js->sp is made (spread_new_walk or spread_new_pool, with job_snapshot on rank 0): register

@@ -36,7 +36,6 @@
 #include "state/tally.h"
 #include "util/util.h"
 #include "cmd/fill/fill_int.h"
-#include "util/signals.h"
 
 static const char fill_help[] =
     "Usage: myriad fill [OPTIONS] DIR\n"
@@ -130,8 +129,7 @@ static bool fill_load(void *ctx, struct deser *d)
 	return true;
 }
 
-/* The directory of this rank's unit u (its leaf), for the progress line. */
-static void leaf_name(void *ctx, uint64_t u, struct sbuf *out)
+void fill_leaf_name(void *ctx, uint64_t u, struct sbuf *out)
 {
 	struct fill *f = ctx;
 	char rel[1024];
@@ -148,30 +146,14 @@ static void fill_progress(void *ctx, struct sbuf *line)
 	uint64_t v[3] = {f->created + f->existing, f->created, pool_errors(f->pool)};
 	pool_unlock(f->pool);
 	struct sbuf stuck = {0};
-	pool_stuck(f->pool, &stuck, 5, leaf_name);
-#ifdef MYRIAD_MPI
-	if (f->js.sp) /* the job's counts, and the other ranks' workers stuck in the kernel */
-		spread_progress_add(f->js.sp, v, &stuck);
-#endif
+	pool_stuck(f->pool, &stuck, 5, fill_leaf_name);
+	fill_ranks_progress(f, v, &stuck);
 	double el = pool_elapsed(f->pool);
 	sbuf_adds(line, "fill: ");
 	progress_format(line, "files", v[0], f->lay.files, el, el > 0 ? v[1] / el : 0, v[2]);
 	sbuf_add(line, stuck.data, stuck.len);
 	sbuf_free(&stuck);
 }
-
-#ifdef MYRIAD_MPI
-/* This rank's counts for the job's progress line: files done, created, errors. */
-static void fill_count(void *ctx, uint64_t v[3])
-{
-	struct fill *f = ctx;
-	pool_lock(f->pool);
-	v[0] = f->created + f->existing;
-	v[1] = f->created;
-	pool_unlock(f->pool);
-	v[2] = pool_errors(f->pool);
-}
-#endif
 
 /* Is DIR empty but for lost+found (a directory) and fill's own names (regular files)? Another kind
  * of entry under one of those names — a symlink planted as the manifest's temporary file — is not
@@ -249,7 +231,7 @@ static const char *unit_word(const struct fill *f) { return f->parts > 1 ? "dire
  * run made: the snapshot's counts would call them already there. With the tally lost, the
  * snapshot's counts, and *exact false. After a run across ranks, on rank 0: the job's.
  */
-static void fill_totals(const struct fill *f, uint64_t *files, uint64_t *created, uint64_t *there, bool *exact,
+void fill_totals(const struct fill *f, uint64_t *files, uint64_t *created, uint64_t *there, bool *exact,
 			uint64_t *made)
 {
 	if (f->gathered) {
@@ -369,7 +351,7 @@ static void stop_reason(struct fill *f, int halt, const char *when)
  * When files cannot be made again, the manifest is rewritten to say incomplete, so that the next
  * run makes every file the tree lacks.
  */
-static int fill_again(struct fill *f, struct manifest *m, const struct job_opts *jo, int threads)
+int fill_again(struct fill *f, struct manifest *m, const struct job_opts *jo, int threads)
 {
 	FILE *out = job_json_stdout(jo) ? stderr : stdout;
 	f->claims = m;
@@ -552,66 +534,19 @@ static void fill_identity(struct sbuf *id, const struct fill_opts *o)
 	ser_u64(id, o->until_full);
 }
 
-#ifdef MYRIAD_MPI
-/*
- * After a run across ranks (collective, every rank once): the job's counts, latencies, timeline and
- * failures on rank 0, where the summary reads them (fill_totals, fill_errors); the other ranks'
- * --errors parts appended to rank 0's. A rank but 0 closes its tally first, so that rank 0 may
- * remove the state directory once it has the sums.
- */
-static void fill_gather(struct fill *f)
-{
-	uint64_t files, created, there, made;
-	bool exact;
-	fill_totals(f, &files, &created, &there, &exact, &made);
-	if (f->rank > 0 && f->tally) {
-		tally_close(f->tally);
-		f->tally = NULL;
-	}
-	enum { N = 14 };
-	uint64_t v[N] = {files,	     created,	 there,	      made,	      !exact,	      pool_errors(f->pool),
-			 f->job.errlog.count, f->created, f->existing, f->bytes, f->skipped, f->rechecked, f->short_units,
-			 f->remade};
-	spread_sum(v, N);
-	job_spread_hists(f->h, OP_N);
-	job_spread_timeline(&f->tl, v[7] + v[8]);
-	job_spread_end(&f->js);
-	if (f->rank == 0) {
-		f->gathered = true;
-		f->g_files = v[0];
-		f->g_created = v[1];
-		f->g_there = v[2];
-		f->g_made = v[3];
-		f->g_exact = v[4] == 0;
-		f->g_errors = v[5];
-		f->job.errlog.count = v[6];
-		f->created = v[7];
-		f->existing = v[8];
-		f->bytes = v[9];
-		f->skipped = v[10];
-		f->rechecked = v[11];
-		f->short_units = v[12];
-		f->remade = v[13];
-	}
-}
-#endif
-
 /*
  * After the run: a full filesystem with --until-full ends the fill where it is, recording in nm
  * exactly which files exist; another halt stops it with state saved; a fill done writes its manifest
  * (complete unless files were left out). Returns the fill's status for the summary; *res becomes
  * RUN_STOPPED on a halt. Across ranks (where --until-full is refused) it gathers the job's counts
- * to rank 0 (fill_gather), which alone writes the manifest; a halt on any rank stops the job, whose
+ * to rank 0 (fill_ranks_gather), which alone writes the manifest; a halt on any rank stops the job, whose
  * snapshot is then its last round's (the units made since are made again on resume, finding their
  * files there, and the ranks' tallies count them once).
  */
 static const char *fill_conclude(struct fill *f, struct manifest *nm, const struct run_hooks *hooks,
 				   enum run_result *res)
 {
-	int halt = pool_halted(f->pool);
-#ifdef MYRIAD_MPI
-	halt = spread_max(halt);
-#endif
+	int halt = fill_job_max(pool_halted(f->pool));
 	const char *status = "complete";
 	if (*res == RUN_DONE && halt && f->until_full && out_of_room(halt)) {
 		/* Full: record exactly which files exist; the fill is complete as far as it could go. */
@@ -630,21 +565,16 @@ static const char *fill_conclude(struct fill *f, struct manifest *nm, const stru
 		halt = 0;
 	} else if (*res == RUN_DONE && halt) {
 		/* Out of room, or the tree cannot be made: keep the state, stop (exit 3). */
-#ifndef MYRIAD_MPI
-		run_checkpoint(hooks, f->job.ckpt, true);
-#else
-		(void)hooks;
-#endif
+		if (!f->js) /* one process saves its state now; a job of ranks keeps its last round's */
+			run_checkpoint(hooks, f->job.ckpt, true);
 		*res = RUN_STOPPED;
 		status = "stopped";
 	}
 	if (*res == RUN_DONE && f->sync == SYNC_END && syncfs(f->dirfd) != 0)
 		warnx_("%s: syncfs: %s", f->dir, strerror(errno));
-#ifdef MYRIAD_MPI
-	fill_gather(f);
+	fill_ranks_gather(f);
 	if (f->rank > 0)
 		return status;
-#endif
 	if (halt) {
 		char when[64];
 		snprintf(when, sizeof(when), "after %llu files", (unsigned long long)(f->created + f->existing));
@@ -663,27 +593,13 @@ static const char *fill_conclude(struct fill *f, struct manifest *nm, const stru
 	return status;
 }
 
-/* The job's exit code (across ranks, the same on every rank: the largest). */
-static int fill_rc(int rc)
-{
-#ifdef MYRIAD_MPI
-	return spread_max(rc);
-#else
-	return rc;
-#endif
-}
-
 /* Run the fill over its pool (f->pool, made from snap): first the re-check of the units a resumed
  * fill's snapshot counts done, then the fill; then its summary. The exit code. */
 static int fill_execute(struct fill *f, const struct fill_opts *o, struct manifest *nm, const struct sbuf *snap,
 			int threads)
 {
 	int stopped = 0, halt = 0;
-#ifdef MYRIAD_MPI
-	f->js.sp = spread_new_pool(f->pool, leaf_name, f->rank == 0 ? job_snapshot(&f->job) : NULL);
-	spread_progress_source(f->js.sp, fill_count, f);
-	job_spread_outputs(&f->js, &f->job, NULL);
-#endif
+	fill_ranks_start(f);
 	if (snap) {
 		/* The units the snapshot counts done: still so? */
 		struct recheck r = {.f = f, .units = pool_next_unit(f->pool)};
@@ -691,33 +607,16 @@ static int fill_execute(struct fill *f, const struct fill_opts *o, struct manife
 		stopped = recheck_run(&r, threads, &o->jo) == RUN_STOPPED;
 		halt = stopped ? 0 : f->recheck_halt;
 	}
-#ifdef MYRIAD_MPI
-	/* Every rank re-checked its own units; the job goes on only if every one could. A rank stopped
-	 * by a signal of its own says so; rank 0 speaks for the job. */
-	int mine = stopped;
-	stopped = spread_max(stopped);
-	halt = spread_max(halt);
-	f->job.quiet = f->rank > 0;
-	if (stopped && !mine)
-		f->job.stop_reason = "another rank stopped (its message says why)";
-	else if (stopped && f->rank > 0 && sig_stop_signal())
-		warnx_("rank %d: stopped by signal %d", f->rank, sig_stop_signal());
-	if (stopped || halt)
-		fill_gather(f);
-#endif
+	fill_ranks_rechecked(f, &stopped, &halt);
 	if (stopped)
-		return fill_rc(job_end(&f->job, RUN_STOPPED, 0));
+		return fill_job_max(job_end(&f->job, RUN_STOPPED, 0));
 	if (halt) {
 		if (f->rank == 0)
 			stop_reason(f, halt, "while making again files lost since the last snapshot");
-		return fill_rc(job_end(&f->job, RUN_STOPPED, 0));
+		return fill_job_max(job_end(&f->job, RUN_STOPPED, 0));
 	}
 	struct run_hooks hooks = pool_run_hooks(f->pool, fill_progress, NULL);
-#ifdef MYRIAD_MPI
-	enum run_result res = job_spread_execute(&f->js, &f->job, &hooks);
-#else
-	enum run_result res = job_execute(&f->job, &hooks);
-#endif
+	enum run_result res = fill_ranks_execute(f, &hooks);
 	double el = pool_elapsed(f->pool);
 	timeline_force(&f->tl, el, f->created + f->existing);
 	const char *status = fill_conclude(f, nm, &hooks, &res);
@@ -733,7 +632,83 @@ static int fill_execute(struct fill *f, const struct fill_opts *o, struct manife
 	int rc = job_end(&f->job, res, fill_errors(f) + (f->skipped != 0)); /* files left out: exit 1 */
 	if (res == RUN_DONE)
 		pool_free(f->pool);
-	return fill_rc(rc);
+	return fill_job_max(rc);
+}
+
+/* The split of small leaves where that helps; a resumed fill's as the run that saved its snapshot
+ * did (the split is not part of the job's identity: --sync and -j may change on resume); across
+ * ranks, rank 0's (-j may differ by node). */
+static uint64_t fill_split_of(const struct fill *f, const struct sbuf *snap, int threads)
+{
+	uint64_t parts = fill_parts(&f->lay, f->sync, threads);
+	uint64_t saved_units;
+	uint64_t resumed_parts = snap && pool_snapshot_units(snap, &saved_units)
+				     ? fill_resumed_parts(&f->lay, saved_units, f->rank, f->ranks)
+				     : 0;
+	if (resumed_parts)
+		parts = resumed_parts;
+	return (uint64_t)fill_job_max(f->rank == 0 ? (int)parts : 0);
+}
+
+/* The fill begun (job_begin's rc, the manifest m read as open_dir says in mr, the job's snapshot
+ * snap): a complete fill re-checked, or the pool made and run. The exit code. */
+static int fill_start(struct fill *f, const struct fill_opts *o, struct manifest *m, int mr, int rc,
+		      const struct sbuf *snap, int threads)
+{
+	if (snap && mr == 0 && f->rank == 0) {
+		/* The tree this state was filling is gone (removed by hand): start afresh. */
+		warnx_("%s holds no fill manifest, so its saved state (%s) is stale: starting afresh", f->dir,
+		       ckpt_dir(f->job.ckpt));
+		snap = NULL;
+		f->job.resumed = false;
+		if (errlog_open(&f->job.errlog, o->jo.errors, false, 0, 0) != 0)
+			rc = EXIT_USAGE;
+	}
+	bool resumed = snap != NULL;
+	bool again = mr > 0 && m->complete && !snap;
+	if (!fill_ranks_snapshot(f, &rc, &snap, &resumed, &again)) {
+		manifest_free(m);
+		return rc;
+	}
+	f->parts = fill_split_of(f, snap, threads);
+	if (again) {
+		/* A complete fill, re-checked where it lies: on rank 0 alone (a look at each leaf). */
+		rc = fill_ranks_again(f, m, &o->jo, threads);
+		manifest_free(m);
+		return rc;
+	}
+	manifest_free(m);
+	struct manifest nm = {.files = o->files, .fanout = o->fanout, .size_min = o->smin, .size_max = o->smax,
+			      .seed = o->seed, .layout_version = LAYOUT_VERSION, .claimed = f->lay.leaves};
+	if (f->rank == 0 && mr == 0 && manifest_write(f->dirfd, f->dir, &nm) != 0)
+		rc = EXIT_USAGE;
+
+	/* Before any file is made: it settles what the earlier runs made. Slots for the re-check's
+	 * workers and the fill's. Each rank counts in a tally of its own in the job's state directory. */
+	char tdir[PATH_MAX] = "";
+	fill_ranks_state_dir(f, tdir);
+	f->tally = tally_open(*tdir ? tdir : NULL, (unsigned)f->rank,
+			      threads + (threads > RECHECK_MIN_THREADS ? threads : RECHECK_MIN_THREADS), resumed,
+			      fill_settle, f, &f->tally_exact);
+	throttle_init(&f->throttle, o->jo.rate);
+	f->throttled = o->jo.rate > 0;
+	timeline_init(&f->tl, 0.5);
+	struct pool_config cfg = {
+	    .units = pool_rank_units(f->lay.leaves * f->parts, f->rank, f->ranks),
+	    .threads = threads,
+	    .visitor = {.ctx = f, .local_size = sizeof(struct local), .run = fill_unit, .commit = fill_commit,
+			.local_free = fill_local_free, .save = fill_save, .load = fill_load},
+	    .errlog = &f->job.errlog,
+	    .snapshot_name = job_snapshot_name(&f->job),
+	};
+	f->pool = rc ? NULL : pool_new(&cfg, snap);
+	if (!fill_ranks_ready(f, f->pool != NULL)) {
+		manifest_free(&nm);
+		return fill_job_max(rc ? rc : EXIT_USAGE);
+	}
+	rc = fill_execute(f, o, &nm, snap, threads);
+	manifest_free(&nm);
+	return rc;
 }
 
 static int fill_run(void *opts)
@@ -749,148 +724,26 @@ static int fill_run(void *opts)
 	layout_init(&f.lay, o->files, o->fanout, o->smin, o->smax, o->seed);
 	struct manifest m;
 	memset(&m, 0, sizeof(m));
-	int mr = 0, rc = 0;
-#ifdef MYRIAD_MPI
-	rc = job_spread_begin(&f.js, &o->jo, NULL, NULL, 0);
-	f.rank = f.js.rank;
-	f.ranks = f.js.ranks;
-	if (!rc && f.ranks > 1 && o->until_full) {
-		if (f.rank == 0)
-			warnx_("--until-full runs in one process only (under mpirun: -np 1): a full filesystem would stop "
-			       "each rank at another point of its share");
-		rc = EXIT_USAGE;
-	}
-	/* Rank 0 makes DIR and decides whether it may be filled; then the others open it. */
+	int mr = 0;
+	int rc = fill_ranks_begin(&f, &o->jo);
+	/* Rank 0 makes DIR and decides whether it may be filled (across ranks, the others then open it). */
 	if (!rc && f.rank == 0)
 		rc = open_dir(&f, o, &m, &mr);
-	if (!spread_all(!rc)) {
-		job_spread_ready(&f.js, false); /* refused: the parts' names go */
+	if (!fill_ranks_agree(&f, &rc)) {
 		manifest_free(&m);
-		return fill_rc(rc ? rc : EXIT_USAGE);
-	}
-	if (f.rank > 0 && (f.dirfd = open(f.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-		warnx_("rank %d: %s: open: %s", f.rank, f.dir, strerror(errno));
-		rc = EXIT_USAGE;
-	}
-#else
-	rc = open_dir(&f, o, &m, &mr);
-	if (rc)
 		return rc;
-#endif
+	}
 
 	/* One per CPU; 32 per CPU with --sync file, where every file waits for the disk. */
 	int threads = job_threads(&o->jo, f.sync == SYNC_FILE ? 32 : 1, 0, 0);
 	struct sbuf id = {0};
 	fill_identity(&id, o);
-#ifdef MYRIAD_MPI
-	ser_str(&id, "mpi"); /* a job of ranks is another job than one process's */
-#endif
+	fill_ranks_identity(&id);
 	char *trees[] = {(char *)f.dir};
 	if (!rc)
 		rc = job_begin(&f.job, &o->jo, "fill", &id, trees, 1);
 	sbuf_free(&id);
-	const struct sbuf *snap = rc ? NULL : job_snapshot(&f.job);
-	if (snap && mr == 0 && f.rank == 0) {
-		/* The tree this state was filling is gone (removed by hand): start afresh. */
-		warnx_("%s holds no fill manifest, so its saved state (%s) is stale: starting afresh", f.dir,
-		       ckpt_dir(f.job.ckpt));
-		snap = NULL;
-		f.job.resumed = false;
-		if (errlog_open(&f.job.errlog, o->jo.errors, false, 0, 0) != 0)
-			rc = EXIT_USAGE;
-	}
-	bool resumed = snap != NULL;
-	bool again = mr > 0 && m.complete && !snap;
-#ifdef MYRIAD_MPI
-	/* Every rank gets here: rank 0 hands each its part of the job's snapshot, and says whether the
-	 * job resumes (its ranks' tallies then fold their earlier runs') or re-checks a complete fill. */
-	const struct sbuf *job_snap = snap;
-	int shared = spread_share_snapshot(rc == 0, job_snap, job_snapshot_name(&f.job), &f.js.rank_snap);
-	if (shared < 0) {
-		job_spread_ready(&f.js, false);
-		manifest_free(&m);
-		return fill_rc(rc ? rc : EXIT_USAGE);
-	}
-	snap = shared > 0 ? &f.js.rank_snap : NULL;
-	resumed = spread_max(f.rank == 0 && resumed);
-	again = spread_max(f.rank == 0 && again);
-#else
-	if (rc)
-		return rc;
-#endif
-	/* Split small leaves where that helps; a resumed fill as the run that saved its snapshot did
-	 * (the split is not part of the job's identity: --sync and -j may change on resume). */
-	f.parts = fill_parts(&f.lay, f.sync, threads);
-	uint64_t saved_units;
-	uint64_t resumed_parts = snap && pool_snapshot_units(snap, &saved_units)
-				     ? fill_resumed_parts(&f.lay, saved_units, f.rank, f.ranks)
-				     : 0;
-	if (resumed_parts)
-		f.parts = resumed_parts;
-#ifdef MYRIAD_MPI
-	f.parts = (uint64_t)spread_max(f.rank == 0 ? (int)f.parts : 0); /* rank 0's: -j may differ by node */
-#endif
-	if (again) {
-		/* A complete fill, re-checked where it lies: on rank 0 alone (a look at each leaf). */
-		int ranks = f.ranks;
-		f.ranks = 1;
-#ifdef MYRIAD_MPI
-		if (!job_spread_ready(&f.js, true) || f.rank > 0) {
-			manifest_free(&m);
-			spread_barrier(); /* asleep while rank 0 re-checks */
-			return fill_rc(0);
-		}
-#endif
-		rc = fill_again(&f, &m, &o->jo, threads);
-		f.ranks = ranks;
-		manifest_free(&m);
-#ifdef MYRIAD_MPI
-		spread_barrier();
-#endif
-		return fill_rc(rc);
-	}
-	manifest_free(&m);
-	struct manifest nm = {.files = o->files, .fanout = o->fanout, .size_min = o->smin, .size_max = o->smax,
-			      .seed = o->seed, .layout_version = LAYOUT_VERSION, .claimed = f.lay.leaves};
-	if (f.rank == 0 && mr == 0 && manifest_write(f.dirfd, f.dir, &nm) != 0)
-		rc = EXIT_USAGE;
-
-	/* Before any file is made: it settles what the earlier runs made. Slots for the re-check's
-	 * workers and the fill's. Each rank counts in a tally of its own in the job's state directory. */
-	char tdir[PATH_MAX] = "";
-#ifdef MYRIAD_MPI
-	job_spread_state_dir(&f.job, tdir);
-#else
-	if (f.job.ckpt)
-		snprintf(tdir, sizeof(tdir), "%s", ckpt_dir(f.job.ckpt));
-#endif
-	f.tally = tally_open(*tdir ? tdir : NULL, (unsigned)f.rank,
-			     threads + (threads > RECHECK_MIN_THREADS ? threads : RECHECK_MIN_THREADS), resumed, fill_settle,
-			     &f, &f.tally_exact);
-	throttle_init(&f.throttle, o->jo.rate);
-	f.throttled = o->jo.rate > 0;
-	timeline_init(&f.tl, 0.5);
-	struct pool_config cfg = {
-	    .units = pool_rank_units(f.lay.leaves * f.parts, f.rank, f.ranks),
-	    .threads = threads,
-	    .visitor = {.ctx = &f, .local_size = sizeof(struct local), .run = fill_unit, .commit = fill_commit,
-			.local_free = fill_local_free, .save = fill_save, .load = fill_load},
-	    .errlog = &f.job.errlog,
-	    .snapshot_name = job_snapshot_name(&f.job),
-	};
-	f.pool = rc ? NULL : pool_new(&cfg, snap);
-#ifdef MYRIAD_MPI
-	if (!job_spread_ready(&f.js, f.pool != NULL)) {
-		manifest_free(&nm);
-		return fill_rc(rc ? rc : EXIT_USAGE);
-	}
-#else
-	if (!f.pool)
-		return EXIT_USAGE;
-#endif
-	rc = fill_execute(&f, o, &nm, snap, threads);
-	manifest_free(&nm);
-	return rc;
+	return fill_start(&f, o, &m, mr, rc, rc ? NULL : job_snapshot(&f.job), threads);
 }
 
 const struct command cmd_fill = {"fill", "create N files in a deterministic tree, fast and resumably",

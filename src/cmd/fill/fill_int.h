@@ -28,9 +28,6 @@
 #include "state/manifest.h"
 #include "state/tally.h"
 #include "util/util.h"
-#ifdef MYRIAD_MPI
-#include "job/jobspread.h"
-#endif
 
 enum { OP_CREATE, OP_WRITE, OP_FSYNC, OP_CLOSE, OP_N = FILL_OPS };
 static const char *const op_names[] = {"create", "write", "fsync", "close"};
@@ -68,13 +65,11 @@ struct fill {
 	uint64_t parts;	     /* units per leaf: 1, or more for a small fill */
 	uint64_t last_partial; /* the last leaf record_partial saw, plus one (0: none yet) */
 	int rank, ranks;       /* this rank of the job (0 of 1 in one process): see fill_unit_of */
-	/* After a run across ranks, on rank 0 (fill_gather): the job's totals, as fill_totals gives
+	/* After a run across ranks, on rank 0 (fill_ranks_gather): the job's totals, as fill_totals gives
 	 * them, and its errors. */
 	bool gathered, g_exact;
 	uint64_t g_files, g_created, g_there, g_made, g_errors;
-#ifdef MYRIAD_MPI
-	struct job_spread js;
-#endif
+	struct job_spread *js; /* the job across ranks (fill_mpi.c); NULL in one process */
 };
 
 /* The unit of the whole fill that this rank's pool calls u (pool_rank_unit). */
@@ -94,6 +89,17 @@ static inline bool out_of_room(int e) { return e == ENOSPC || e == EDQUOT; }
 /* A re-check waits on lookups, not on the CPU: without -j, at least this many workers (a cold
  * re-check of 10,000 leaves on ext4: 2.1 s with 2, 0.55 s with 16). */
 #define RECHECK_MIN_THREADS 16
+
+/* ---- fill.c ---- */
+
+/* The directory of this rank's unit u (its leaf), for the progress line's stuck workers. */
+void fill_leaf_name(void *ctx, uint64_t u, struct sbuf *out);
+/* The job's totals: files there, created, already there, made by this job (*exact: counted by the
+ * tally; otherwise a lower bound). */
+void fill_totals(const struct fill *f, uint64_t *files, uint64_t *created, uint64_t *there, bool *exact,
+		 uint64_t *made);
+/* A complete fill of DIR with no state: re-checked, what was lost made again, said. The exit code. */
+int fill_again(struct fill *f, struct manifest *m, const struct job_opts *jo, int threads);
 
 /* ---- fill_make.c ---- */
 
@@ -148,5 +154,68 @@ struct recheck {
 void collect_undone(void *ctx, uint64_t unit);
 /* Run the re-check of r's units on threads workers (jo: the progress and stop options). */
 enum run_result recheck_run(struct recheck *r, int threads, const struct job_opts *jo);
+
+/* ---- fill_mpi.c: the fill across the ranks of an MPI job (myriad-mpi) ----
+ * fill.c takes the same steps in myriad and myriad-mpi; where a job of ranks does more (agree,
+ * share the snapshot, gather the counts to rank 0: docs/mpi.md), it calls one of these. fill_mpi.c
+ * defines them for myriad-mpi; myriad has the one-process versions below, which do what one
+ * process does there (mostly nothing). */
+#ifdef MYRIAD_MPI
+/* The job's largest v (the same on every rank): the exit code, a halt, the split. */
+int fill_job_max(int v);
+/* Before the checks: this rank and the job's size; --until-full refused across ranks. 0 or an exit code. */
+int fill_ranks_begin(struct fill *f, struct job_opts *jo);
+/* After rank 0's checks of DIR (*rc): does every rank go on? Then the others open DIR (*rc set when
+ * one cannot). false: refused, *rc the job's exit code. */
+bool fill_ranks_agree(struct fill *f, int *rc);
+/* A job of ranks is another job than one process's: said in its identity. */
+void fill_ranks_identity(struct sbuf *id);
+/* After job_begin (*rc): each rank's part of the job's snapshot (*snap), whether the job resumes
+ * and whether it re-checks a complete fill (rank 0's *resumed and *again). false: end with *rc. */
+bool fill_ranks_snapshot(struct fill *f, int *rc, const struct sbuf **snap, bool *resumed, bool *again);
+/* A complete fill re-checked (fill_again) on rank 0 alone while the others wait. The exit code. */
+int fill_ranks_again(struct fill *f, struct manifest *m, const struct job_opts *jo, int threads);
+/* Where this rank keeps its tally (dir[PATH_MAX]; "" without state). */
+void fill_ranks_state_dir(struct fill *f, char *dir);
+/* The pool made (ok) on every rank? Otherwise none starts. */
+bool fill_ranks_ready(struct fill *f, bool ok);
+/* The pool spread over the job, before the re-check and the run. */
+void fill_ranks_start(struct fill *f);
+/* After each rank's re-check: the job stops, or halts, if any rank does (*stopped, *halt). */
+void fill_ranks_rechecked(struct fill *f, int *stopped, int *halt);
+/* Run the pool (hooks) as job_execute does, across the job. */
+enum run_result fill_ranks_execute(struct fill *f, const struct run_hooks *hooks);
+/* The progress line's counts v and stuck workers: the job's. */
+void fill_ranks_progress(struct fill *f, uint64_t v[3], struct sbuf *stuck);
+/* After the run (collective): the job's counts, latencies, timeline and errors on rank 0. */
+void fill_ranks_gather(struct fill *f);
+#else
+static inline int fill_job_max(int v) { return v; }
+static inline int fill_ranks_begin(struct fill *f, struct job_opts *jo) { return 0; }
+static inline bool fill_ranks_agree(struct fill *f, int *rc) { return *rc == 0; }
+static inline void fill_ranks_identity(struct sbuf *id) {}
+static inline bool fill_ranks_snapshot(struct fill *f, int *rc, const struct sbuf **snap, bool *resumed, bool *again)
+{
+	return *rc == 0;
+}
+static inline int fill_ranks_again(struct fill *f, struct manifest *m, const struct job_opts *jo, int threads)
+{
+	return fill_again(f, m, jo, threads);
+}
+static inline void fill_ranks_state_dir(struct fill *f, char *dir)
+{
+	if (f->job.ckpt)
+		snprintf(dir, PATH_MAX, "%s", ckpt_dir(f->job.ckpt));
+}
+static inline bool fill_ranks_ready(struct fill *f, bool ok) { return ok; }
+static inline void fill_ranks_start(struct fill *f) {}
+static inline void fill_ranks_rechecked(struct fill *f, int *stopped, int *halt) {}
+static inline enum run_result fill_ranks_execute(struct fill *f, const struct run_hooks *hooks)
+{
+	return job_execute(&f->job, hooks);
+}
+static inline void fill_ranks_progress(struct fill *f, uint64_t v[3], struct sbuf *stuck) {}
+static inline void fill_ranks_gather(struct fill *f) {}
+#endif
 
 #endif
