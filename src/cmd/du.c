@@ -771,9 +771,7 @@ static void summary_json(struct du_cmd *c, const struct du_opts *o, bool complet
 {
 	struct sbuf doc = {0};
 	struct json j;
-	json_init(&j, &doc);
-	json_open(&j, NULL, '{');
-	json_header(&j, "du");
+	json_document(&j, &doc, "du");
 	json_bool(&j, "complete", complete);
 	json_u64(&j, "sessions", walk_sessions(c->walk));
 	json_str(&j, "unit", unit_names[c->unit]);

@@ -231,9 +231,7 @@ static void json_text(struct json *j, const char *key, const char *s)
 static void list_json(const struct job_list *l, struct sbuf *b)
 {
 	struct json j;
-	json_init(&j, b);
-	json_open(&j, NULL, '{');
-	json_header(&j, NULL);
+	json_document(&j, b, NULL);
 	json_text(&j, "state", l->base);
 	json_open(&j, "jobs", '[');
 	for (size_t i = 0; i < l->n; i++) {

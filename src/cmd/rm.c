@@ -367,9 +367,7 @@ static void summary_json(struct rm *c, struct sbuf *doc, const struct rm_opts *o
 			 uint64_t files, uint64_t dirs, uint64_t errors, bool inode_order)
 {
 	struct json j;
-	json_init(&j, doc);
-	json_open(&j, NULL, '{');
-	json_header(&j, "rm");
+	json_document(&j, doc, "rm");
 	json_open(&j, "roots", '[');
 	for (size_t i = 0; i < o->nroots; i++)
 		json_bytes(&j, NULL, o->roots[i], strlen(o->roots[i]));

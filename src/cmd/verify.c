@@ -476,9 +476,7 @@ static void summary(struct verify *v, FILE *out, double el, bool ok, bool stoppe
 static void summary_json(struct verify *v, struct sbuf *b, double el, bool ok, bool stopped)
 {
 	struct json j;
-	json_init(&j, b);
-	json_open(&j, NULL, '{');
-	json_header(&j, "verify");
+	json_document(&j, b, "verify");
 	json_bytes(&j, "dir", v->dir, strlen(v->dir));
 	json_bool(&j, "quick", v->quick);
 	json_bool(&j, "complete", !stopped);

@@ -231,9 +231,7 @@ static void summary_json(struct walk_cmd *c, struct sbuf *b, char *const *roots,
 			 bool complete, double el)
 {
 	struct json j;
-	json_init(&j, b);
-	json_open(&j, NULL, '{');
-	json_header(&j, "walk");
+	json_document(&j, b, "walk");
 	json_open(&j, "roots", '[');
 	for (size_t i = 0; i < nroots; i++)
 		json_bytes(&j, NULL, roots[i], strlen(roots[i]));

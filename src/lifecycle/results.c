@@ -202,9 +202,7 @@ static void cycle_json(struct json *j, const struct lc_cycle *c, double host_mem
 void lc_results_json(const struct lc_results *r, struct sbuf *out)
 {
 	struct json j;
-	json_init(&j, out);
-	json_open(&j, NULL, '{');
-	json_header(&j, "lifecycle");
+	json_document(&j, out, "lifecycle");
 	json_bool(&j, "complete", r->complete);
 	str_or_null(&j, "started", r->started);
 	str_or_null(&j, "updated", r->updated);

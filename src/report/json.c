@@ -226,3 +226,10 @@ void json_header(struct json *j, const char *command)
 	if (command)
 		json_str(j, "command", command);
 }
+
+void json_document(struct json *j, struct sbuf *b, const char *command)
+{
+	json_init(j, b);
+	json_open(j, NULL, '{');
+	json_header(j, command);
+}

@@ -44,6 +44,9 @@ void json_null(struct json *j, const char *key);
 /* The first fields of every document myriad writes: myriad_version, then command (none when NULL),
  * so that a reader knows what wrote it before it reads further. */
 void json_header(struct json *j, const char *command);
+/* Start a document of myriad's in b: json_init, the opening '{' and json_header's fields. The
+ * caller closes it with json_close(j, '}'). */
+void json_document(struct json *j, struct sbuf *b, const char *command);
 
 /* Decode a JSON string body written by json_string back to bytes (for tests and readers).
  * in points after the opening quote; returns the number of input bytes consumed up to and

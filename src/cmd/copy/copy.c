@@ -259,9 +259,7 @@ static void write_summary(struct copy *c, const char *path, const struct copy_en
 	double el = end->el;
 	struct sbuf doc = {0};
 	struct json j;
-	json_init(&j, &doc);
-	json_open(&j, NULL, '{');
-	json_header(&j, "copy");
+	json_document(&j, &doc, "copy");
 	json_bytes(&j, "src", c->src, strlen(c->src));
 	json_bytes(&j, "dst", c->dst, strlen(c->dst));
 	json_bool(&j, "dry_run", c->dry_run);

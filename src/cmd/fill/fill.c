@@ -293,9 +293,7 @@ static void summary(struct fill *f, FILE *out, double el, const char *status)
 static void summary_json(struct fill *f, struct sbuf *b, const char *status, double el, int threads)
 {
 	struct json j;
-	json_init(&j, b);
-	json_open(&j, NULL, '{');
-	json_header(&j, "fill");
+	json_document(&j, b, "fill");
 	json_bytes(&j, "dir", f->dir, strlen(f->dir));
 	json_str(&j, "status", status);
 	json_u64(&j, "files_requested", f->lay.files);
@@ -382,9 +380,7 @@ int fill_again(struct fill *f, struct manifest *m, const struct job_opts *jo, in
 	if (jo->json) {
 		struct sbuf doc = {0};
 		struct json j;
-		json_init(&j, &doc);
-		json_open(&j, NULL, '{');
-		json_header(&j, "fill");
+		json_document(&j, &doc, "fill");
 		json_bytes(&j, "dir", f->dir, strlen(f->dir));
 		json_str(&j, "status", status);
 		json_u64(&j, "files_requested", f->lay.files);

@@ -638,9 +638,7 @@ static void find_identity(struct sbuf *id, const struct find_opts *o)
 static void summary_json(struct find_cmd *c, struct sbuf *b, const struct find_opts *o, bool complete, double el)
 {
 	struct json j;
-	json_init(&j, b);
-	json_open(&j, NULL, '{');
-	json_header(&j, "find");
+	json_document(&j, b, "find");
 	json_open(&j, "roots", '[');
 	for (size_t i = 0; i < o->nroots; i++)
 		json_bytes(&j, NULL, o->roots[i], strlen(o->roots[i]));
